@@ -1,0 +1,24 @@
+import type { Metadata } from 'next';
+import { requirePageUser } from '@/lib/web/page-auth';
+
+export const metadata: Metadata = { title: '我的' };
+
+const ROLE_LABEL = { user: '普通用户', merchant: '商家', admin: '管理员' } as const;
+
+export default async function MePage() {
+  const user = await requirePageUser('/me');
+  return (
+    <section className="p-6">
+      <div className="flex items-center gap-4">
+        <div className="flex h-16 w-16 items-center justify-center rounded-full bg-brand/10 text-2xl text-brand">
+          {user.nickName.slice(0, 1).toUpperCase()}
+        </div>
+        <div>
+          <h1 className="text-xl font-semibold" data-testid="profile-nickname">{user.nickName}</h1>
+          <p className="text-sm text-gray-500" data-testid="profile-role">{ROLE_LABEL[user.role]}</p>
+        </div>
+      </div>
+      <p className="mt-6 text-sm text-gray-500">登录状态 30 分钟无操作后失效，任何操作都会自动续期。</p>
+    </section>
+  );
+}

@@ -1,0 +1,84 @@
+/**
+ * Login by SMS code (consumers, auto-register) or by password (merchants, admins). Both end in
+ * a Redis session whose token the caller hands to the client.
+ */
+import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+import type Redis from 'ioredis';
+import type { Executor } from '@/lib/db/client';
+import type { User } from '@/lib/db/schema';
+import { AppError } from '@/lib/errors';
+import { consume, refund, resetLimit } from '@/lib/rate-limit';
+import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
+import { smsProvider } from '@/lib/sms/provider';
+import { createSession, type SessionUser } from '@/lib/auth/session';
+import { verifyPassword } from '@/lib/auth/password';
+import { findUserByPhone, insertUserIfAbsent } from '@/lib/auth/user.repository';
+
+export const CODE_TTL_SECONDS = 5 * 60;
+export const MAX_CODE_TRIES = 5;
+
+export const phoneSchema = z.string().trim().regex(/^1[3-9]\d{9}$/, '请输入正确的手机号');
+export const codeSchema = z.string().trim().regex(/^\d{6}$/, '验证码为 6 位数字');
+export const passwordSchema = z.string().min(6, '密码至少 6 位').max(128, '密码过长');
+
+export const sendCodeInput = z.object({ phone: phoneSchema }).strict();
+export const loginInput = z.union([
+  z.object({ phone: phoneSchema, code: codeSchema }).strict(),
+  z.object({ phone: phoneSchema, password: passwordSchema }).strict(),
+]);
+export type LoginInput = z.infer<typeof loginInput>;
+
+export async function sendLoginCode(redis: Redis, phone: string, ip: string): Promise<void> {
+  await consume('smsIpHourly', ip);
+  await consume('smsPhoneCooldown', phone);
+  await consume('smsPhoneDaily', phone);
+  const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  try {
+    await redis.multi().set(keys.loginCode(phone), code, 'EX', CODE_TTL_SECONDS).del(keys.loginCodeTries(phone)).exec();
+    await smsProvider(redis).sendLoginCode(phone, code, CODE_TTL_SECONDS);
+  } catch (e) {
+    await Promise.all([refund('smsPhoneCooldown', phone), refund('smsPhoneDaily', phone), refund('smsIpHourly', ip)]);
+    throw e;
+  }
+}
+
+export interface LoginResult {
+  token: string;
+  user: SessionUser;
+}
+
+export async function login(db: Executor, redis: Redis, input: LoginInput): Promise<LoginResult> {
+  const user = 'code' in input ? await checkCode(db, redis, input.phone, input.code) : await checkPassword(db, input.phone, input.password);
+  const dto = toSessionUser(user);
+  return { token: await createSession(redis, dto), user: dto };
+}
+
+async function checkCode(db: Executor, redis: Redis, phone: string, code: string): Promise<User> {
+  const r = await runScript<number>(redis, 'login-check-code', [keys.loginCode(phone), keys.loginCodeTries(phone)], [code, MAX_CODE_TRIES]);
+  if (r === -1) throw new AppError('CODE_EXPIRED', '验证码已失效，请重新获取');
+  if (r === -2) throw new AppError('CODE_INVALID', '验证码错误次数过多，请重新获取');
+  if (r !== 1) throw new AppError('CODE_INVALID', '验证码错误');
+  return insertUserIfAbsent(db, { phone, nick_name: randomNickName(), password: null });
+}
+
+async function checkPassword(db: Executor, phone: string, password: string): Promise<User> {
+  await consume('passwordLoginPhone', phone);
+  const user = await findUserByPhone(db, phone);
+  const ok = await verifyPassword(password, user?.password ?? null);
+  if (!user || !ok) throw new AppError('UNAUTHORIZED', '手机号或密码错误');
+  await resetLimit('passwordLoginPhone', phone);
+  return user;
+}
+
+export function toSessionUser(u: User): SessionUser {
+  return { id: String(u.id), nickName: u.nick_name, icon: u.icon, role: u.role };
+}
+
+const NICK_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
+export function randomNickName(): string {
+  let s = 'user_';
+  for (let i = 0; i < 10; i++) s += NICK_ALPHABET[randomInt(0, NICK_ALPHABET.length)];
+  return s;
+}

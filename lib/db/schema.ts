@@ -1,0 +1,128 @@
+/**
+ * Kysely's view of the tables in prisma-free-sql/migrations. BIGINT columns arrive as strings
+ * (mysql2 `bigNumberStrings`), so every id is a string end to end and JSON never loses precision.
+ */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+type Id = string;
+type Timestamps = {
+  create_time: ColumnType<Date, Date | undefined, never>;
+  update_time: ColumnType<Date, Date | undefined, Date>;
+};
+
+export interface UserTable extends Timestamps {
+  id: Generated<Id>;
+  phone: string;
+  password: string | null;
+  nick_name: string;
+  icon: Generated<string>;
+  role: ColumnType<Role, Role | undefined, Role>;
+}
+export type Role = 'user' | 'merchant' | 'admin';
+
+export interface UserInfoTable extends Timestamps {
+  user_id: Id;
+  city: Generated<string>;
+  introduce: Generated<string>;
+  gender: Generated<number>;
+  birthday: Date | null;
+  credits: Generated<number>;
+  level: Generated<number>;
+}
+
+export interface ShopTypeTable extends Timestamps {
+  id: Generated<Id>;
+  name: string;
+  icon: Generated<string>;
+  sort: Generated<number>;
+}
+
+export interface ShopTable extends Timestamps {
+  id: Generated<Id>;
+  name: string;
+  type_id: Id;
+  images: Generated<string>;
+  area: Generated<string>;
+  address: string;
+  x: number;
+  y: number;
+  avg_price: ColumnType<string, number | string, number | string>;
+  sold: Generated<number>;
+  comments: Generated<number>;
+  score: Generated<number>;
+  open_hours: Generated<string>;
+  owner_id: Id | null;
+}
+
+export interface VoucherTable extends Timestamps {
+  id: Generated<Id>;
+  shop_id: Id;
+  title: string;
+  sub_title: Generated<string>;
+  rules: Generated<string>;
+  pay_value: ColumnType<string, number | string, number | string>;
+  actual_value: ColumnType<string, number | string, number | string>;
+  type: number;
+  status: Generated<number>;
+}
+export const VoucherType = { NORMAL: 0, SECKILL: 1 } as const;
+export const VoucherStatus = { ON_SALE: 1, TAKEN_DOWN: 2 } as const;
+
+export interface SeckillVoucherTable extends Timestamps {
+  voucher_id: Id;
+  initial_stock: number;
+  stock: number;
+  begin_time: Date;
+  end_time: Date;
+}
+
+export interface VoucherOrderTable extends Timestamps {
+  id: Id;
+  user_id: Id;
+  voucher_id: Id;
+  pay_type: Generated<number>;
+  status: Generated<number>;
+}
+
+export interface OrderDeadLetterTable extends Timestamps {
+  id: Generated<Id>;
+  order_id: Id | null;
+  voucher_id: Id | null;
+  user_id: Id | null;
+  payload: string;
+  reason: string;
+  attempts: number;
+  status: ColumnType<'dead' | 'replayed' | 'discarded', 'dead' | undefined, 'dead' | 'replayed' | 'discarded'>;
+}
+
+export interface AuditLogTable {
+  id: Generated<Id>;
+  actor_id: Id;
+  action: string;
+  target_type: string;
+  target_id: string;
+  before_json: string | null;
+  after_json: string | null;
+  create_time: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface Database {
+  tb_user: UserTable;
+  tb_user_info: UserInfoTable;
+  tb_shop_type: ShopTypeTable;
+  tb_shop: ShopTable;
+  tb_voucher: VoucherTable;
+  tb_seckill_voucher: SeckillVoucherTable;
+  tb_voucher_order: VoucherOrderTable;
+  tb_order_dead_letter: OrderDeadLetterTable;
+  tb_audit_log: AuditLogTable;
+}
+
+export type User = Selectable<UserTable>;
+export type NewUser = Insertable<UserTable>;
+export type Shop = Selectable<ShopTable>;
+export type ShopUpdate = Updateable<ShopTable>;
+export type ShopType = Selectable<ShopTypeTable>;
+export type Voucher = Selectable<VoucherTable>;
+export type SeckillVoucher = Selectable<SeckillVoucherTable>;
+export type VoucherOrder = Selectable<VoucherOrderTable>;

@@ -1,0 +1,46 @@
+/**
+ * The one error type the product throws on purpose. Its code decides the HTTP status; anything
+ * else that escapes a handler is logged and answered with a generic 500 that leaks nothing.
+ */
+export const errorStatus = {
+  BAD_REQUEST: 400,
+  VALIDATION: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_STARTED: 403,
+  ENDED: 403,
+  CSRF: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  ALREADY_BOUGHT: 409,
+  SOLD_OUT: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  CODE_INVALID: 400,
+  CODE_EXPIRED: 400,
+  RATE_LIMITED: 429,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Field-level messages for forms (path → message). */
+  readonly fields?: Record<string, string>;
+  /** Seconds, for 429 responses. */
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, message: string, extra: { fields?: Record<string, string>; retryAfter?: number } = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = errorStatus[code];
+    this.fields = extra.fields;
+    this.retryAfter = extra.retryAfter;
+  }
+}
+
+export const notFound = (what: string) => new AppError('NOT_FOUND', `${what}不存在`);

@@ -1,0 +1,57 @@
+/** Health of the three dependencies, each bounded in time so a hung one reads as "down". */
+import { sql } from 'kysely';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { getConnection } from '@/lib/mq/connection';
+
+export interface DependencyStatus {
+  ok: boolean;
+  ms: number;
+  error?: string;
+  warning?: string;
+}
+export interface Health {
+  ok: boolean;
+  down: string[];
+  checks: Record<'mysql' | 'redis' | 'rabbitmq', DependencyStatus>;
+}
+
+async function timed(fn: () => Promise<string | void>, timeoutMs = 2000): Promise<DependencyStatus> {
+  const t = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const warning = await Promise.race([
+      fn(),
+      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs))),
+    ]);
+    return { ok: true, ms: Date.now() - t, ...(warning ? { warning } : {}) };
+  } catch (e) {
+    // Only the failure's kind, never connection strings or stack traces.
+    const msg = e instanceof Error ? e.message.replace(/\/\/[^@\s]*@/g, '//***@').slice(0, 200) : 'unavailable';
+    return { ok: false, ms: Date.now() - t, error: msg };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function checkHealth(): Promise<Health> {
+  const [mysql, redisStatus, rabbitmq] = await Promise.all([
+    timed(async () => {
+      await sql`SELECT 1`.execute(db);
+    }),
+    timed(async () => {
+      await redis.ping();
+      const policy = (await redis.config('GET', 'maxmemory-policy')) as string[];
+      if (policy[1] && policy[1] !== 'noeviction') return `maxmemory-policy is ${policy[1]}; seckill keys may be evicted (use noeviction)`;
+    }),
+    timed(async () => {
+      const conn = await getConnection();
+      // Opening and closing a channel proves the broker answers, not just that a socket is open.
+      const ch = await conn.createChannel();
+      await ch.close();
+    }),
+  ]);
+  const checks = { mysql, redis: redisStatus, rabbitmq };
+  const down = Object.entries(checks).filter(([, s]) => !s.ok).map(([k]) => k);
+  return { ok: down.length === 0, down, checks };
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { AppError } from '@/lib/errors';
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** Reads and validates a JSON body: size-capped, content-type checked, zod-parsed. */
+export async function parseJson<S extends z.ZodType>(req: Request, schema: S): Promise<z.infer<S>> {
+  const type = req.headers.get('content-type') ?? '';
+  if (!type.toLowerCase().includes('application/json')) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', '请求体必须是 application/json');
+  }
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  if (declared > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '请求体过大');
+  const text = await readCapped(req, MAX_BODY_BYTES);
+  let raw: unknown;
+  try {
+    raw = text ? JSON.parse(text) : undefined;
+  } catch {
+    throw new AppError('BAD_REQUEST', '请求体不是合法的 JSON');
+  }
+  return schema.parse(raw);
+}
+
+async function readCapped(req: Request, limit: number): Promise<string> {
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new AppError('PAYLOAD_TOO_LARGE', '请求体过大');
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+export function parseQuery<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {
+  const params = Object.fromEntries(new URL(req.url).searchParams.entries());
+  return schema.parse(params);
+}
+
+/** A positive BIGINT id as a string: digits only, no leading zero, at most 19 digits and ≤ 2^63-1. */
+export const idSchema = z
+  .string()
+  .regex(/^[1-9]\d{0,18}$/, 'id 必须是正整数')
+  .refine((s) => BigInt(s) <= 9223372036854775807n, 'id 超出范围');
+
+export function parseId(raw: string | undefined, what = 'id'): string {
+  const r = idSchema.safeParse(raw);
+  if (!r.success) throw new AppError('BAD_REQUEST', `${what} 不合法`);
+  return r.data;
+}

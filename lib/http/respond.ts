@@ -1,0 +1,30 @@
+import { ZodError } from 'zod';
+import { AppError } from '@/lib/errors';
+import { log } from '@/lib/log';
+
+export function json(data: unknown, init: ResponseInit = {}): Response {
+  return Response.json({ data }, init);
+}
+
+export function errorResponse(err: unknown, context: Record<string, unknown> = {}): Response {
+  if (err instanceof ZodError) {
+    const fields: Record<string, string> = {};
+    for (const issue of err.issues) {
+      const key = issue.path.join('.') || '_';
+      fields[key] ??= issue.message;
+    }
+    const first = Object.entries(fields)[0];
+    const message = first ? (first[0] === '_' ? first[1] : `${first[0]}: ${first[1]}`) : '请求参数不合法';
+    return Response.json({ error: { code: 'VALIDATION', message, fields } }, { status: 400 });
+  }
+  if (err instanceof AppError) {
+    const headers = new Headers();
+    if (err.retryAfter !== undefined) headers.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfter))));
+    const body: { code: string; message: string; fields?: Record<string, string> } = { code: err.code, message: err.message };
+    if (err.fields) body.fields = err.fields;
+    if (err.status >= 500) log.error({ ...context, code: err.code, err: err.message }, 'request failed');
+    return Response.json({ error: body }, { status: err.status, headers });
+  }
+  log.error({ ...context, err }, 'unhandled error');
+  return Response.json({ error: { code: 'INTERNAL', message: '服务器开小差了，请稍后再试' } }, { status: 500 });
+}

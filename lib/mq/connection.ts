@@ -1,0 +1,70 @@
+/**
+ * One AMQP connection per process with a confirm channel for publishing. When the broker goes
+ * away the cached connection is dropped and the next call reconnects; callers see an error in
+ * the meantime (the grab path leaves the order in the Redis outbox, the sweeper republishes).
+ */
+import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import { env } from '@/lib/env';
+import { log } from '@/lib/log';
+import { assertTopology } from '@/lib/mq/topology';
+
+interface MqState {
+  conn?: Promise<ChannelModel>;
+  pub?: Promise<ConfirmChannel>;
+}
+const g = globalThis as unknown as { __hmdpMq?: MqState };
+const state: MqState = g.__hmdpMq ?? (g.__hmdpMq = {});
+
+export async function connectMq(url = env.RABBITMQ_URL): Promise<ChannelModel> {
+  const conn = await amqp.connect(url, { timeout: 5000, clientProperties: { connection_name: `hmdp-${process.pid}` } });
+  conn.on('error', (err: Error) => log.warn({ err: err.message }, 'rabbitmq connection error'));
+  return conn;
+}
+
+export function getConnection(): Promise<ChannelModel> {
+  if (!state.conn) {
+    const p = connectMq();
+    state.conn = p;
+    p.then(
+      (conn) =>
+        conn.on('close', () => {
+          if (state.conn === p) {
+            state.conn = undefined;
+            state.pub = undefined;
+          }
+        }),
+      () => {
+        if (state.conn === p) state.conn = undefined;
+      },
+    );
+  }
+  return state.conn;
+}
+
+/** The shared publisher channel (confirm mode), with the topology declared once per channel. */
+export function getPublishChannel(): Promise<ConfirmChannel> {
+  if (!state.pub) {
+    const p = (async () => {
+      const conn = await getConnection();
+      const ch = await conn.createConfirmChannel();
+      ch.on('error', (err: Error) => log.warn({ err: err.message }, 'rabbitmq channel error'));
+      ch.on('close', () => {
+        if (state.pub === p) state.pub = undefined;
+      });
+      await assertTopology(ch);
+      return ch;
+    })();
+    state.pub = p;
+    p.catch(() => {
+      if (state.pub === p) state.pub = undefined;
+    });
+  }
+  return state.pub;
+}
+
+export async function closeMq(): Promise<void> {
+  const conn = state.conn;
+  state.conn = undefined;
+  state.pub = undefined;
+  if (conn) await (await conn.catch(() => undefined))?.close().catch(() => {});
+}

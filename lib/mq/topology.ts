@@ -1,0 +1,52 @@
+/**
+ * RabbitMQ topology for orders, declared idempotently by every web and worker process.
+ *
+ *   orders exchange (direct) ──order.create──▶ orders queue (quorum) ──▶ worker
+ *        ▲                                            │ failure: worker republishes with
+ *        │ dead-letter after the delay                │ x-attempts+1 to a delay queue
+ *   retry.<delay> queues (TTL, DLX = orders exchange) ◀┘
+ *   dead exchange (fanout) ──▶ dead queue: messages past ORDER_MAX_ATTEMPTS or unparseable
+ */
+import type { Channel } from 'amqplib';
+import { env } from '@/lib/env';
+
+export const ORDER_ROUTING_KEY = 'order.create';
+/** Delay tiers for retries; attempt n waits RETRY_DELAYS[min(n-1, last)]. */
+export const RETRY_DELAYS_MS = [1, 5, 25, 60].map((f) => f * env.ORDER_RETRY_BASE_MS);
+
+export const names = {
+  ordersExchange: `${env.MQ_PREFIX}.orders`,
+  ordersQueue: `${env.MQ_PREFIX}.orders`,
+  retryQueue: (delayMs: number) => `${env.MQ_PREFIX}.orders.retry.${delayMs}ms`,
+  deadExchange: `${env.MQ_PREFIX}.orders.dead`,
+  deadQueue: `${env.MQ_PREFIX}.orders.dead`,
+};
+
+export function retryDelayFor(attempt: number): number {
+  const i = Math.min(Math.max(attempt - 1, 0), RETRY_DELAYS_MS.length - 1);
+  return RETRY_DELAYS_MS[i]!;
+}
+
+export async function assertTopology(ch: Channel): Promise<void> {
+  await ch.assertExchange(names.ordersExchange, 'direct', { durable: true });
+  await ch.assertQueue(names.ordersQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  await ch.bindQueue(names.ordersQueue, names.ordersExchange, ORDER_ROUTING_KEY);
+
+  for (const delay of RETRY_DELAYS_MS) {
+    await ch.assertQueue(names.retryQueue(delay), {
+      durable: true,
+      arguments: {
+        'x-queue-type': 'quorum',
+        'x-message-ttl': delay,
+        'x-dead-letter-exchange': names.ordersExchange,
+        'x-dead-letter-routing-key': ORDER_ROUTING_KEY,
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-overflow': 'reject-publish',
+      },
+    });
+  }
+
+  await ch.assertExchange(names.deadExchange, 'fanout', { durable: true });
+  await ch.assertQueue(names.deadQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  await ch.bindQueue(names.deadQueue, names.deadExchange, '');
+}

@@ -1,0 +1,55 @@
+/**
+ * Fixed-window rate limits in Redis (rate-limiter-flexible), shared by every instance. Each
+ * limiter is named in `limits` so its numbers live in one place; `RATE_LIMITS=false` turns them
+ * all off (load tests log thousands of users in from one address).
+ */
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { env } from '@/lib/env';
+import { AppError } from '@/lib/errors';
+import { redis } from '@/lib/redis/client';
+
+const limits = {
+  smsPhoneCooldown: { points: 1, duration: env.SMS_COOLDOWN_SECONDS, message: '验证码发送太频繁，请稍后再试' },
+  smsPhoneDaily: { points: env.SMS_DAILY_MAX, duration: 24 * 3600, message: '今日验证码发送次数已达上限' },
+  smsIpHourly: { points: env.SMS_IP_HOURLY_MAX, duration: 3600, message: '该网络请求验证码过于频繁' },
+  passwordLoginPhone: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
+  seckillUser: { points: env.SECKILL_USER_PER_SECOND, duration: 1, message: '操作太快了，请稍后再试' },
+  seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
+} as const;
+
+export type LimitName = keyof typeof limits;
+
+const limiters = new Map<LimitName, RateLimiterRedis>();
+
+function limiter(name: LimitName): RateLimiterRedis {
+  let l = limiters.get(name);
+  if (!l) {
+    const { points, duration } = limits[name];
+    l = new RateLimiterRedis({ storeClient: redis, keyPrefix: `rl:${name}`, points: Math.max(points, 1), duration });
+    limiters.set(name, l);
+  }
+  return l;
+}
+
+/** Consumes one point; throws RATE_LIMITED (429 + Retry-After) when the window is used up. */
+export async function consume(name: LimitName, key: string): Promise<void> {
+  if (!env.RATE_LIMITS) return;
+  try {
+    await limiter(name).consume(key);
+  } catch (e) {
+    if (e instanceof RateLimiterRes) {
+      throw new AppError('RATE_LIMITED', limits[name].message, { retryAfter: e.msBeforeNext / 1000 });
+    }
+    throw e;
+  }
+}
+
+/** Gives a point back (e.g. a code send that failed downstream should not count). */
+export async function refund(name: LimitName, key: string): Promise<void> {
+  if (!env.RATE_LIMITS) return;
+  await limiter(name).reward(key).catch(() => {});
+}
+
+export async function resetLimit(name: LimitName, key: string): Promise<void> {
+  await limiter(name).delete(key).catch(() => {});
+}

@@ -1,0 +1,24 @@
+/**
+ * Every Redis key the product writes, in one place. The `{...}` hash tag keeps the keys one
+ * script touches in one Redis Cluster slot (DESIGN §4).
+ */
+export const keys = {
+  loginCode: (phone: string) => `login:code:{${phone}}`,
+  loginCodeTries: (phone: string) => `login:code:{${phone}}:tries`,
+  session: (token: string) => `login:session:{${token}}`,
+  /** Set of a user's live session tokens, so "log out everywhere" and role changes can revoke them. */
+  userSessions: (userId: string) => `login:user-sessions:{${userId}}`,
+  devSms: (phone: string) => `dev:sms:{${phone}}`,
+  shop: (id: string) => `cache:shop:{${id}}`,
+  shopTypeList: () => 'cache:shop-type:list',
+  shopGeo: (typeId: string) => `geo:shop:{${typeId}}`,
+  shopLock: (id: string) => `lock:shop:{${id}}`,
+  seckillMeta: (vid: string) => `seckill:{${vid}}:meta`,
+  seckillStock: (vid: string) => `seckill:{${vid}}:stock`,
+  seckillBuyers: (vid: string) => `seckill:{${vid}}:buyers`,
+  seckillPending: (vid: string) => `seckill:{${vid}}:pending`,
+  /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */
+  seckillActive: () => 'seckill:active',
+  orderSeq: (yyyymmdd: string) => `icr:order:${yyyymmdd}`,
+  rateLimit: (name: string) => `rl:${name}`,
+} as const;

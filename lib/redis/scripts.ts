@@ -1,0 +1,75 @@
+/**
+ * Lua loader. Every lua/<name>-<numberOfKeys>.lua becomes an ioredis command named after the file
+ * (camelCased name), sent with EVALSHA and falling back to EVAL when the server lacks the script.
+ * Call them through `runScript` so a typo is a type error, not a runtime "undefined is not a function".
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import type Redis from 'ioredis';
+
+export const LUA_DIR = path.join(process.cwd(), 'lua');
+
+export interface ScriptDef {
+  name: string;
+  command: string;
+  numberOfKeys: number;
+  lua: string;
+  sha1: string;
+}
+
+let cache: Map<string, ScriptDef> | undefined;
+
+export function loadScripts(): Map<string, ScriptDef> {
+  if (cache) return cache;
+  const out = new Map<string, ScriptDef>();
+  for (const file of readdirSync(path.join(process.cwd(), 'lua')).filter((f) => f.endsWith('.lua')).sort()) {
+    const m = /^([a-z0-9-]+)-(\d+)\.lua$/.exec(file);
+    if (!m) throw new Error(`lua/${file}: name must be <name>-<numberOfKeys>.lua`);
+    const name = m[1]!;
+    const lua = readFileSync(path.join(process.cwd(), 'lua', file), 'utf8');
+    if (!lua.trimStart().startsWith('--[[')) throw new Error(`lua/${file}: must open with a --[[ header ]] block`);
+    out.set(name, {
+      name,
+      command: name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+      numberOfKeys: Number(m[2]),
+      lua,
+      sha1: createHash('sha1').update(lua).digest('hex'),
+    });
+  }
+  cache = out;
+  return out;
+}
+
+export function defineScripts(client: Redis): void {
+  for (const s of loadScripts().values()) {
+    client.defineCommand(s.command, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+  }
+}
+
+/** Names of the scripts in lua/ (kept in step by the SHA-pinning test). */
+export type ScriptName =
+  | 'login-check-code'
+  | 'lock-acquire'
+  | 'lock-release'
+  | 'lock-extend'
+  | 'seckill-grab'
+  | 'seckill-preheat'
+  | 'seckill-persisted'
+  | 'cache-set-if-newer';
+
+export async function runScript<T = unknown>(
+  client: Redis,
+  name: ScriptName,
+  keys: (string | number)[],
+  args: (string | number)[] = [],
+): Promise<T> {
+  const def = loadScripts().get(name);
+  if (!def) throw new Error(`No Lua script lua/${name}-*.lua`);
+  if (keys.length !== def.numberOfKeys) {
+    throw new Error(`Script ${name} takes ${def.numberOfKeys} keys, got ${keys.length}`);
+  }
+  const fn = (client as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[def.command];
+  if (typeof fn !== 'function') throw new Error(`Script ${name} is not defined on this client`);
+  return fn.call(client, ...keys, ...args);
+}

@@ -1,0 +1,55 @@
+/**
+ * Test helpers: real services only. Each test file gets unique phones/ids so files never
+ * collide, and `callRoute` drives a route handler with a real Request (no HTTP server needed).
+ */
+import { randomInt } from 'node:crypto';
+import { redis } from '@/lib/redis/client';
+import { keys } from '@/lib/redis/keys';
+
+/** A random valid phone in the 19x range (demo accounts use 138). */
+export function randomPhone(): string {
+  return `19${randomInt(0, 10)}${String(randomInt(0, 100_000_000)).padStart(8, '0')}`;
+}
+
+type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+
+export interface CallOptions {
+  method?: string;
+  body?: unknown;
+  rawBody?: string;
+  token?: string;
+  headers?: Record<string, string>;
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+export async function callRoute(handler: Handler, opts: CallOptions = {}) {
+  const url = new URL('http://localhost:3000/api/test');
+  for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
+  const headers = new Headers(opts.headers);
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  if (opts.token) headers.set('authorization', `Bearer ${opts.token}`);
+  const res = await handler(new Request(url, { method: opts.method ?? (body ? 'POST' : 'GET'), headers, body }), {
+    params: Promise.resolve(opts.params ?? {}),
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+/** Logs a fresh consumer in through the real SMS path and returns its Bearer token. */
+export async function loginNewUser(phone = randomPhone()): Promise<{ token: string; userId: string; phone: string }> {
+  const { sendLoginCode, login } = await import('@/lib/auth/login');
+  const { db } = await import('@/lib/db/client');
+  await sendLoginCode(redis, phone, `10.${randomInt(0, 255)}.${randomInt(0, 255)}.${randomInt(0, 255)}`);
+  const code = await redis.get(keys.devSms(phone));
+  const r = await login(db, redis, { phone, code: code! });
+  return { token: r.token, userId: r.user.id, phone };
+}

@@ -1,0 +1,10 @@
+/**
+ * Runs before every test file (and before lib/env is imported): points the process at the test
+ * database, Redis db index and queue prefix, unless scripts/test.sh already did.
+ */
+(process.env as Record<string, string>).NODE_ENV = 'test';
+process.env.DATABASE_URL ??= 'mysql://root@127.0.0.1:3306/hmdp_test';
+process.env.REDIS_URL ??= 'redis://127.0.0.1:6379/1';
+process.env.MQ_PREFIX ??= 'hmdp_test';
+process.env.AUTH_SECRET ??= 'test-secret-0123456789abcdef0123456789abcdef';
+process.env.LOG_LEVEL ??= 'warn';

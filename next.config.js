@@ -1,0 +1,12 @@
+/**
+ * Next.js config. Server-only packages with native or dynamic requires stay external so the
+ * route handlers share the same singletons module graph as lib/ (and the worker).
+ * @type {import('next').NextConfig}
+ */
+const nextConfig = {
+  serverExternalPackages: ['ioredis', 'amqplib', 'mysql2', 'pino', 'bcryptjs', 'prom-client', '@sesamecare-oss/redlock'],
+  poweredByHeader: false,
+  reactStrictMode: true,
+};
+
+export default nextConfig;

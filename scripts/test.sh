@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# npm test — installs what is missing (dependencies, Chromium), starts the services, then runs
+# typecheck, lint, unit + integration tests (vitest) and browser e2e (Playwright), all against a
+# test database, Redis db index and queue prefix of their own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+
+if [ ! -x /usr/bin/chromium ] && ! ls "${PLAYWRIGHT_BROWSERS_PATH:-$HOME/.cache/ms-playwright}"/chromium-* >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "… installing Chromium for the browser tests"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    npx playwright install chromium || { echo "✗ no Chromium: install Debian's chromium or run 'npx playwright install chromium'" >&2; exit 1; }
+  fi
+fi
+
+export NODE_ENV=test
+export DATABASE_URL="${TEST_DATABASE_URL:-mysql://root@127.0.0.1:3306/hmdp_test}"
+export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/1}"
+export MQ_PREFIX="${TEST_MQ_PREFIX:-hmdp_test}"
+export AUTH_SECRET="${TEST_AUTH_SECRET:-test-secret-0123456789abcdef0123456789abcdef}"
+export LOG_LEVEL="${LOG_LEVEL:-warn}"
+
+bash scripts/services.sh
+echo "▶ typecheck";            npx tsc --noEmit
+echo "▶ lint";                 npx eslint . --max-warnings=0
+echo "▶ unit + integration";   npx vitest run
+echo "▶ build for e2e";        npx next build >/tmp/hmdp-test-build.log 2>&1 || { tail -40 /tmp/hmdp-test-build.log; exit 1; }
+echo "▶ browser e2e";          npx playwright test -c e2e/playwright.config.ts

@@ -1,0 +1,32 @@
+/**
+ * The order worker: consumes order messages from RabbitMQ and persists them to MySQL.
+ * Run as many copies as you like (competing consumers). SIGTERM/SIGINT: stop consuming, finish
+ * and ack in-flight work, close connections, exit within 10 s.
+ */
+import { log } from '@/lib/log';
+import { startOrderWorker } from '@/lib/order/worker';
+
+const worker = await startOrderWorker();
+log.info('order worker started');
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'order worker stopping');
+  const hardExit = setTimeout(() => {
+    log.error('order worker did not stop within 10 s; exiting');
+    process.exit(1);
+  }, 10_000);
+  hardExit.unref();
+  try {
+    await worker.stop();
+    log.info('order worker stopped cleanly');
+    process.exit(0);
+  } catch (err) {
+    log.error({ err }, 'order worker stop failed');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
