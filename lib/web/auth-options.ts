@@ -24,6 +24,12 @@ export const authOptions: NextAuthOptions = {
       options: { httpOnly: true, sameSite: 'lax', path: '/', secure: SESSION_COOKIE_SECURE },
     },
   },
+  // next-auth warns when NEXTAUTH_URL is unset; we derive URLs from the request on purpose.
+  logger: {
+    warn: (code) => code !== 'NEXTAUTH_URL' && log.warn({ code }, 'next-auth warning'),
+    error: (code, meta) => log.error({ code, meta }, 'next-auth error'),
+    debug: () => {},
+  },
   providers: [
     CredentialsProvider({
       name: 'phone',
