@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 if ! command -v node >/dev/null; then echo "✗ Node.js 20+ is required (https://nodejs.org)" >&2; exit 1; fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "… installing npm dependencies"
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install` honours package-lock.json; `npm ci` in npm 11 rejects locks that omit other
+  # platforms' optional binaries (tailwind oxide, next swc).
+  npm install --no-audit --no-fund --loglevel=error
 fi
 if ! grep -qs '^AUTH_SECRET=' .env.local; then
   echo "AUTH_SECRET=$(node -e 'console.log(require("crypto").randomBytes(32).toString("base64url"))')" >> .env.local
