@@ -13,33 +13,49 @@ if [ ! -f .next/BUILD_ID ] || [ -n "$(find app lib lua public next.config.js pac
   echo "… building the web app (about a minute)"
   npx next build >/tmp/hmdp-build.log 2>&1 || { tail -40 /tmp/hmdp-build.log; echo "✗ build failed (full log: /tmp/hmdp-build.log)" >&2; exit 1; }
 fi
-npm run -s cache:warm || echo "! cache warm-up failed; pages will fill the cache on first read"
+if [ -f scripts/cache-warm.ts ]; then npm run -s cache:warm || echo "! cache warm-up failed; pages fill the cache on first read"; fi
 
 PORT=$(node -e 'console.log(process.env.PORT||3000)')
+if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+  echo "✗ port $PORT is already in use (another hmdp-next?). Stop it or run: PORT=3001 npm run up" >&2
+  exit 1
+fi
+
+# Binaries directly (not `npm run`), so SIGTERM reaches the processes themselves.
 pids=()
 stop() {
   trap - INT TERM EXIT
   echo; echo "… stopping web and worker"
   kill -TERM "${pids[@]}" 2>/dev/null || true
-  wait "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 1 60); do
+    alive=0; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break; sleep 0.2
+  done
+  kill -KILL "${pids[@]}" 2>/dev/null || true
   echo "✓ stopped"
 }
 trap stop INT TERM EXIT
 
-NODE_ENV=production npx next start -p "$PORT" & pids+=($!)
-NODE_ENV=production npm run -s worker & pids+=($!)
+NODE_ENV=production node_modules/.bin/next start -p "$PORT" & pids+=($!)
+NODE_ENV=production node_modules/.bin/tsx workers/order-worker.ts & pids+=($!)
 
+healthy=0
 for _ in $(seq 1 120); do
-  curl -fs "http://127.0.0.1:$PORT/api/health" >/dev/null 2>&1 && break
+  curl -fs "http://127.0.0.1:$PORT/api/health" >/dev/null 2>&1 && { healthy=1; break; }
+  kill -0 "${pids[0]}" 2>/dev/null || break
   sleep 0.5
 done
+if [ $healthy = 0 ]; then
+  echo "✗ the web server did not become healthy; see the log above (and GET /api/health)" >&2
+  exit 1
+fi
 cat <<MSG
 
   hmdp-next is running:  http://localhost:$PORT
   admin console:         http://localhost:$PORT/admin
 
-  consumer  any phone (e.g. 13912345678) → 获取验证码; in this dev setup the code is printed
-            in the log above ("dev sms: login code") and kept in Redis at dev:sms:{phone}
+  consumer  any phone (e.g. 13912345678) → 获取验证码; there is no SMS gateway in this demo:
+            the code is printed in the log ("dev sms: login code") and kept at dev:sms:{phone}
   merchant  13800000001 / merchant123   (a second merchant: 13800000002 / merchant123)
   admin     13800000000 / admin123
 
