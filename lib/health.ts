@@ -34,18 +34,24 @@ async function timed(fn: () => Promise<string | void>, timeoutMs = 2000): Promis
   }
 }
 
-export async function checkHealth(): Promise<Health> {
+export interface HealthDeps {
+  db: typeof db;
+  redis: typeof redis;
+  mq: typeof getConnection;
+}
+
+export async function checkHealth(deps: HealthDeps = { db, redis, mq: getConnection }): Promise<Health> {
   const [mysql, redisStatus, rabbitmq] = await Promise.all([
     timed(async () => {
-      await sql`SELECT 1`.execute(db);
+      await sql`SELECT 1`.execute(deps.db);
     }),
     timed(async () => {
-      await redis.ping();
-      const policy = (await redis.config('GET', 'maxmemory-policy')) as string[];
+      await deps.redis.ping();
+      const policy = (await deps.redis.config('GET', 'maxmemory-policy')) as string[];
       if (policy[1] && policy[1] !== 'noeviction') return `maxmemory-policy is ${policy[1]}; seckill keys may be evicted (use noeviction)`;
     }),
     timed(async () => {
-      const conn = await getConnection();
+      const conn = await deps.mq();
       // Opening and closing a channel proves the broker answers, not just that a socket is open.
       const ch = await conn.createChannel();
       await ch.close();

@@ -1,0 +1,41 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { closeDb, createDb, db } from '@/lib/db/client';
+import { closeRedis, createRedis, redis } from '@/lib/redis/client';
+import { closeMq, connectMq, getConnection } from '@/lib/mq/connection';
+import { checkHealth } from '@/lib/health';
+import { GET } from '@/app/api/health/route';
+
+afterAll(async () => {
+  await closeMq();
+  await closeDb();
+  await closeRedis();
+});
+
+// A port nothing listens on: a real refused connection, not a mock.
+const DEAD = '127.0.0.1:1';
+
+describe('GET /api/health', () => {
+  it('reports each dependency when all are up', async () => {
+    const res = await GET();
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.data.ok).toBe(true);
+    expect(Object.keys(body.data.checks).sort()).toEqual(['mysql', 'rabbitmq', 'redis']);
+  });
+
+  it('answers 503 naming exactly the dependency that is down', async () => {
+    const deadRedis = createRedis(`redis://${DEAD}`, { maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+    const deadDb = createDb(`mysql://root@${DEAD}/x`, 1);
+    try {
+      const r1 = await checkHealth({ db, redis: deadRedis, mq: getConnection });
+      expect(r1.ok).toBe(false);
+      expect(r1.down).toEqual(['redis']);
+      const r2 = await checkHealth({ db: deadDb, redis, mq: () => connectMq(`amqp://guest:guest@${DEAD}`) });
+      expect(r2.down).toEqual(['mysql', 'rabbitmq']);
+      expect(JSON.stringify(r2)).not.toContain('guest:guest');
+    } finally {
+      deadRedis.disconnect();
+      await deadDb.destroy();
+    }
+  });
+});
