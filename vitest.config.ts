@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: { alias: { '@': fileURLToPath(new URL('./', import.meta.url)) } },
   test: {
-    include: ['lib/**/*.test.ts', 'workers/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts'],
+    include: ['lib/**/*.test.ts', 'workers/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts', 'e2e/**/*.test.ts'],
     setupFiles: ['lib/test/setup-env.ts'],
     globalSetup: ['lib/test/global-setup.ts'],
     testTimeout: 60_000,

@@ -1,0 +1,117 @@
+/**
+ * Security checks (proof suite): cookie-authenticated writes need our own origin, a forged or
+ * tampered JWT is nobody, the client bundles hold no server secret, and production never hands
+ * out SMS codes.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { encode } from 'next-auth/jwt';
+import { afterAll, describe, expect, it } from 'vitest';
+import { closeDb } from '@/lib/db/client';
+import { closeRedis } from '@/lib/redis/client';
+import { env } from '@/lib/env';
+import { SESSION_COOKIE } from '@/lib/auth/cookie';
+import { callRoute, loginNewUser } from '@/lib/test/helpers';
+import { POST as logoutRoute } from '@/app/api/user/logout/route';
+import { GET as meRoute } from '@/app/api/user/me/route';
+
+afterAll(async () => {
+  await closeDb();
+  await closeRedis();
+});
+
+async function cookieFor(sessionToken: string, secret = env.AUTH_SECRET): Promise<string> {
+  return `${SESSION_COOKIE}=${await encode({ token: { sessionToken }, secret })}`;
+}
+
+describe('CSRF: cookie-authenticated state changes', () => {
+  it('a cross-site POST carrying the cookie is refused and changes nothing', async () => {
+    const { token } = await loginNewUser();
+    const cookie = await cookieFor(token);
+    const evil = await callRoute(logoutRoute, { method: 'POST', headers: { cookie, origin: 'https://evil.example', host: 'localhost:3000' } });
+    expect(evil.status).toBe(403);
+    expect(evil.json.error.code).toBe('CSRF');
+    const noOrigin = await callRoute(logoutRoute, { method: 'POST', headers: { cookie, host: 'localhost:3000' } });
+    expect(noOrigin.status).toBe(403);
+    // The session survived both attempts…
+    expect((await callRoute(meRoute, { token })).status).toBe(200);
+    // …and the same request from our own origin works.
+    const own = await callRoute(logoutRoute, { method: 'POST', headers: { cookie, origin: 'http://localhost:3000', host: 'localhost:3000' } });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('set-cookie')).toMatch(/HttpOnly/);
+    expect((await callRoute(meRoute, { token })).status).toBe(401);
+  });
+
+  it('reads with the cookie need no origin', async () => {
+    const { token } = await loginNewUser();
+    const r = await callRoute(meRoute, { headers: { cookie: await cookieFor(token) } });
+    expect(r.status).toBe(200);
+  });
+
+  it('a JWT signed with another secret, or carrying a made-up token, is nobody', async () => {
+    const { token } = await loginNewUser();
+    const forged = await callRoute(meRoute, { headers: { cookie: await cookieFor(token, 'x'.repeat(40)) } });
+    expect(forged.status).toBe(401);
+    const madeUp = await callRoute(meRoute, { headers: { cookie: await cookieFor('A'.repeat(43)) } });
+    expect(madeUp.status).toBe(401);
+    const garbage = await callRoute(meRoute, { headers: { cookie: `${SESSION_COOKIE}=eyJhbGciOiJub25lIn0.e30.` } });
+    expect(garbage.status).toBe(401);
+  });
+});
+
+describe('client bundles', () => {
+  const staticDir = path.join(process.cwd(), '.next', 'static');
+
+  it('hold no server secret or connection string', () => {
+    expect(existsSync(staticDir), 'run `next build` first (scripts/test.sh does)').toBe(true);
+    const files: string[] = [];
+    const walk = (d: string) => {
+      for (const f of readdirSync(d)) {
+        const p = path.join(d, f);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (/\.(js|css|html|json|map)$/.test(f)) files.push(p);
+      }
+    };
+    walk(staticDir);
+    expect(files.length).toBeGreaterThan(0);
+    const local = existsSync('.env.local') ? readFileSync('.env.local', 'utf8') : '';
+    const secrets = [
+      env.AUTH_SECRET,
+      env.DATABASE_URL,
+      env.REDIS_URL,
+      env.RABBITMQ_URL,
+      ...[...local.matchAll(/^AUTH_SECRET=(.+)$/gm)].map((m) => m[1]!.trim()),
+    ].filter((s) => s.length >= 12);
+    for (const f of files) {
+      const text = readFileSync(f, 'utf8');
+      for (const s of secrets) expect(text.includes(s), `${s.slice(0, 6)}… found in ${f}`).toBe(false);
+    }
+  });
+});
+
+describe('production mode', () => {
+  // A real child process with NODE_ENV=production: the dev SMS provider must refuse to work.
+  const script = `(async () => {
+    const { redis, closeRedis } = await import('@/lib/redis/client');
+    const { POST } = await import('@/app/api/user/code/route');
+    const res = await POST(new Request('http://localhost/api/user/code', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone: '13700000001' }) }),
+      { params: Promise.resolve({}) });
+    const stored = await redis.get('dev:sms:{13700000001}');
+    console.log(JSON.stringify({ status: res.status, body: await res.text(), stored }));
+    await closeRedis();
+    process.exit(0);
+  })();`;
+
+  it('the dev SMS provider refuses to send and no code is stored or returned', () => {
+    const out = execFileSync('npx', ['tsx', '--eval', script], {
+      env: { ...process.env, NODE_ENV: 'production', ALLOW_DEV_SMS_IN_PRODUCTION: 'false', RATE_LIMITS: 'false', LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+    });
+    const r = JSON.parse(out.trim().split('\n').pop()!);
+    expect(r.status).toBe(503);
+    expect(r.stored).toBeNull();
+    expect(r.body).not.toMatch(/\d{6}/);
+  });
+});
