@@ -19,9 +19,26 @@ export interface MultiNodeBackend extends LockBackend {
   close(): Promise<void>;
 }
 
-/** A client per node that fails fast when its node is down, so a dead node costs a vote, not the lease. */
+/**
+ * A client per node that fails fast while its node is down (no offline queue, short timeouts),
+ * so a dead node costs one vote at once instead of stalling every attempt.
+ */
 export function connectLockNode(url: string): Redis {
-  return createRedis(url, { maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1000 });
+  return createRedis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1000 });
+}
+
+/** Without an offline queue the first command must wait for the connection (or give up on it). */
+function connected(node: Redis, ms: number): Promise<void> {
+  if (node.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      node.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    node.once('ready', done);
+  });
 }
 
 function dbOf(url: string): number {
@@ -56,6 +73,7 @@ export function multiNodeBackend(urls: string[]): MultiNodeBackend {
   if (urls.some((u) => dbOf(u) !== db)) throw new Error('every lock node must use the same db index');
   const nodes = urls.map(connectLockNode);
   const need = Math.floor(nodes.length / 2) + 1;
+  const firstConnect = Promise.all(nodes.map((n) => connected(n, 1000)));
   // Redlock SELECTs this db inside its scripts, so it must match the URLs.
   const redlock = new Redlock(nodes, { retryCount: 0, retryDelay: RETRY_DELAY_MS, retryJitter: RETRY_DELAY_MS / 2, db });
 
@@ -72,6 +90,7 @@ export function multiNodeBackend(urls: string[]): MultiNodeBackend {
   return {
     id: `multi:${++ids}`,
     async acquire(name, leaseMs, waitMs) {
+      await firstConnect;
       const retryCount = waitMs > 0 ? Math.ceil(waitMs / RETRY_DELAY_MS) : 0;
       let lock: Lock;
       try {

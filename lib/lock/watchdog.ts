@@ -56,7 +56,7 @@ export function startWatchdog(opts: {
       return schedule(Math.min(period, left));
     }
     if (stopped) return;
-    if (!renewed) return lose('expired or taken over');
+    if (!renewed) return lose('renewal refused: expired, taken over, or (multi-node) no majority of nodes');
     validUntil = sentAt + leaseMs;
     schedule(period);
   };
