@@ -72,6 +72,20 @@ describe('single-node lock', () => {
     expect(await redis.exists(keys.lock(lock))).toBe(0);
   });
 
+  test('a grant after a long wait still gets its full lease from the watchdog', async () => {
+    const lock = lockName('late-grant');
+    let letGo!: () => void;
+    const holder = withLock(lock, {}, () => new Promise<void>((r) => (letGo = r)));
+    const waiter = withLock(lock, { leaseMs: 300, waitMs: 3000 }, async (signal) => {
+      await sleep(500);
+      return signal.aborted;
+    });
+    await sleep(700); // more than the waiter's lease goes by before it is granted
+    letGo();
+    await holder;
+    expect(await waiter).toBe(false);
+  });
+
   test('re-entrant to depth 3 in one call chain, freed only when the count is back at zero', async () => {
     const lock = lockName('reentrant');
     const count = () => redis.hget(keys.lock(lock), 'count');
@@ -102,6 +116,23 @@ describe('single-node lock', () => {
         outside(() => tryWithLock(other, {}, () => withLock(lock, {}, async () => 1))),
       ).rejects.toBeInstanceOf(LockTimeoutError);
     });
+  });
+
+  test("nodes: 'multi' without REDLOCK_NODES is Redlock over REDIS_URL alone", async () => {
+    const lock = lockName('multi-default');
+    created.push(keys.lockMulti(lock));
+    const fences = [];
+    for (let i = 0; i < 2; i++) {
+      fences.push(
+        await withLock(lock, { nodes: 'multi' }, async (_s, fence) => {
+          expect(await redis.exists(keys.lockMulti(lock))).toBe(1);
+          expect(await outside(() => tryWithLock(lock, { nodes: 'multi' }, async () => 'stolen'))).toEqual({ acquired: false });
+          return fence;
+        }),
+      );
+    }
+    expect(fences[1]).toBeGreaterThan(fences[0]!);
+    expect(await redis.exists(keys.lockMulti(lock))).toBe(0);
   });
 
   test('fencing tokens strictly increase and a stale write is refused', async () => {

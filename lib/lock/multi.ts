@@ -70,7 +70,8 @@ let ids = 0;
 export function multiNodeBackend(urls: string[]): MultiNodeBackend {
   if (urls.length === 0) throw new Error('a multi-node lock needs at least one node');
   const db = dbOf(urls[0]!);
-  if (urls.some((u) => dbOf(u) !== db)) throw new Error('every lock node must use the same db index');
+  const odd = urls.find((u) => dbOf(u) !== db);
+  if (odd !== undefined) throw new Error(`every lock node must use the db index of the first (${db}); ${new URL(odd).host} uses ${dbOf(odd)}`);
   const nodes = urls.map(connectLockNode);
   const need = Math.floor(nodes.length / 2) + 1;
   const firstConnect = Promise.all(nodes.map((n) => connected(n, 1000)));
@@ -108,14 +109,20 @@ export function multiNodeBackend(urls: string[]): MultiNodeBackend {
         await release().catch(() => undefined);
         return null;
       }
+      if (Date.now() >= lock.expiration) {
+        await release().catch(() => undefined);
+        return null; // the votes and the fence took the whole lease: nothing left to run in
+      }
+      // Redlock's expiration counts from when the winning try was sent, minus clock drift.
       const grant: Grant = {
         fence,
+        validUntil: lock.expiration,
         async renew() {
           try {
             lock = await redlock.extend(lock, leaseMs, { retryCount: 0 });
-            return true;
+            return lock.expiration;
           } catch (err) {
-            if (isRefusal(err)) return false;
+            if (isRefusal(err)) return null;
             throw err;
           }
         },
