@@ -6,6 +6,12 @@ import { loadScripts } from '@/lib/redis/scripts';
  * sees it). After an intended change, update the hash here in the same commit.
  */
 const pinned: Record<string, string> = {
+  'lock-acquire': '96b59f68c7091907ea99a30cc66f3231c9db8037',
+  'lock-extend': '6521d61b55c9c5354ede9c8575012f6f034f0d36',
+  'lock-fence-raise': 'e1449f2ec796e751bf126eb1cac45c020fcd9612',
+  'lock-fenced-del': '0e28d46e74d221f8848850fd71654fdeeacd286b',
+  'lock-fenced-set': '4d990dc60dc8e774329042b136fb0244afca7ef3',
+  'lock-release': '2284394617e68addffc8392844887b209676c0d7',
   'login-check-code': '8f849ba0808a1182703e8caf18654c818bf68303',
 };
 
