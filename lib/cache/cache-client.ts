@@ -138,6 +138,19 @@ export class CacheClient {
     return results.every(Boolean);
   }
 
+  /**
+   * For Redis reads that are not one key → one value (GEO search, live counters): the Redis way
+   * while Redis answers within `timeoutMs`, else the DB way, through the same cap and loud log.
+   */
+  async withFallback<R>(label: string, viaRedis: () => Promise<R>, viaDb: () => Promise<R>, timeoutMs = this.redisTimeoutMs): Promise<R> {
+    try {
+      return await this.cmd(viaRedis, true, timeoutMs);
+    } catch (e) {
+      this.reportDown(label, e);
+      return this.fallback.run(viaDb);
+    }
+  }
+
   /** Resolves when no background refresh is running (tests, graceful shutdown). */
   async idle(): Promise<void> {
     while (this.refreshing.size) await Promise.allSettled([...this.refreshing.values()]);
@@ -228,7 +241,7 @@ export class CacheClient {
   }
 
   /** One Redis command, bounded in time; failures open a short breaker so reads stop waiting. */
-  private async cmd<R>(fn: () => Promise<R>, useBreaker = true): Promise<R> {
+  private async cmd<R>(fn: () => Promise<R>, useBreaker = true, timeoutMs = this.redisTimeoutMs): Promise<R> {
     if (useBreaker && (Date.now() < this.downUntil || DOWN_STATES.has(this.redis.status))) {
       throw new RedisUnavailable(`redis is ${this.redis.status}`);
     }
@@ -237,7 +250,7 @@ export class CacheClient {
       return await Promise.race([
         fn(),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new RedisUnavailable(`no answer in ${this.redisTimeoutMs} ms`)), this.redisTimeoutMs);
+          timer = setTimeout(() => reject(new RedisUnavailable(`no answer in ${timeoutMs} ms`)), timeoutMs);
         }),
       ]);
     } catch (e) {
