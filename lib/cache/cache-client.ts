@@ -6,7 +6,7 @@
  *   "" marker      → null: the DB has no such row (penetration; short TTL)
  *   miss           → one loader across all instances (lib/lock mutex); the others poll the key
  *                    with backoff until a deadline, then load on their own (breakdown, bounded)
- *   every write    → fenced (lua/cache-set-2.lua): never over a newer rebuild, never after an
+ *   every write    → fenced (lib/lock setIfFenceNewer): never over a newer rebuild, never after an
  *                    invalidation that happened while loading; TTLs get random extra (avalanche)
  *   Redis down     → loud log, the loader runs through a per-process semaphore (pages keep working)
  *
@@ -17,9 +17,7 @@ import type Redis from 'ioredis';
 import { env } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { keys } from '@/lib/redis/keys';
-import { runScript } from '@/lib/redis/scripts';
-import { tryWithLock, withLock } from '@/lib/lock';
+import { invalidateFenced, setIfFenceNewer, tryWithLock, withLock } from '@/lib/lock';
 import { decodeEntry, encodeEntry, isStale, jitteredMs, NULL_MARKER } from '@/lib/cache/entry';
 import { Semaphore } from '@/lib/cache/semaphore';
 
@@ -33,8 +31,6 @@ export interface CacheSpec<T> {
   /** Store with logical expiration (hot keys); asked only when the entry is (re)built. */
   logical?: boolean | (() => Promise<boolean>);
   logicalSeconds?: number;
-  /** lib/lock name for the rebuild mutex; defaults to the key without `cache:` and braces. */
-  lockName?: string;
 }
 
 export interface CacheClientOptions {
@@ -64,7 +60,6 @@ const BREAKER_MS = 1000;
 const LOUD_LOG_EVERY_MS = 5000;
 /** Hot entries outlive their logical expiry by this much, so Redis can still drop abandoned ones. */
 const HOT_RETENTION_MS = 24 * 3600_000;
-const GEN_TTL_MS = 24 * 3600_000;
 
 export const processFallback = new Semaphore(env.CACHE_DB_FALLBACK_CONCURRENCY, env.CACHE_DB_FALLBACK_CONCURRENCY * 25);
 
@@ -109,23 +104,23 @@ export class CacheClient {
   /** Rebuilds now, waiting for the lock (warm-up); the result is stored like any rebuild. */
   async refresh<T>(spec: CacheSpec<T>): Promise<T | null> {
     try {
-      return await withLock(this.lockName(spec), { leaseMs: this.leaseMs, waitMs: this.lockWaitMs }, (_s, fence) => this.rebuild(spec, fence, 'force'));
+      return await withLock(this.lockName(spec), { leaseMs: this.leaseMs, waitMs: this.lockWaitMs }, (signal, fence) => this.rebuild(spec, signal, fence, 'force'));
     } catch (e) {
       throw e instanceof LoadFailed ? e.original : e;
     }
   }
 
   /**
-   * Deletes entries after their source changed (the DB write has committed) and bumps each
-   * generation so rebuilds that read the DB before the write cannot store what they read.
+   * Deletes entries after their source changed (the DB write has committed) and raises each
+   * key's fence past every grant of its rebuild lock handed out so far, so a rebuild that read
+   * the DB before the write cannot store what it read (lib/lock invalidateFenced).
    * Never throws: when Redis is unreachable the keys are retried as soon as it is back.
    */
   async invalidate(...cacheKeys: string[]): Promise<boolean> {
     const results = await Promise.all(
       cacheKeys.map(async (key) => {
-        const gen = keys.cacheGen(key);
         try {
-          await this.cmd(() => this.redis.multi().incr(gen).pexpire(gen, GEN_TTL_MS).del(key).exec(), false);
+          await this.cmd(() => invalidateFenced(this.redis, lockNameFor(key), key), false);
           this.unsentInvalidations.delete(key);
           return true;
         } catch (e) {
@@ -176,7 +171,7 @@ export class CacheClient {
   private async fillWithMutex<T>(spec: CacheSpec<T>): Promise<T | null> {
     const deadline = Date.now() + this.lockWaitMs;
     for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
-      const r = await tryWithLock(this.lockName(spec), { leaseMs: this.leaseMs }, (_s, fence) => this.rebuild(spec, fence, 'fill'));
+      const r = await tryWithLock(this.lockName(spec), { leaseMs: this.leaseMs }, (signal, fence) => this.rebuild(spec, signal, fence, 'fill'));
       if (r.acquired) return r.value;
       if (Date.now() + delay > deadline) {
         log.warn({ key: spec.key, waitedMs: this.lockWaitMs }, 'CACHE: rebuild elsewhere is slow; this read loads from the database');
@@ -191,40 +186,40 @@ export class CacheClient {
 
   private refreshInBackground<T>(spec: CacheSpec<T>): void {
     if (this.refreshing.has(spec.key)) return;
-    const task = tryWithLock(this.lockName(spec), { leaseMs: this.leaseMs }, (_s, fence) => this.rebuild(spec, fence, 'refresh'))
+    const task = tryWithLock(this.lockName(spec), { leaseMs: this.leaseMs }, (signal, fence) => this.rebuild(spec, signal, fence, 'refresh'))
       .catch((e) => log.warn({ key: spec.key, err: errMessage(e instanceof LoadFailed ? e.original : e) }, 'CACHE: background refresh failed; the stale entry stays'))
       .finally(() => this.refreshing.delete(spec.key));
     this.refreshing.set(spec.key, task);
   }
 
   /** Runs holding the key's lock: re-check, load, fenced store. */
-  private async rebuild<T>(spec: CacheSpec<T>, fence: number, mode: RebuildMode): Promise<T | null> {
-    const [raw, gen] = await this.cmd(() => this.redis.mget(spec.key, keys.cacheGen(spec.key)));
-    const current = decodeEntry<T>(raw ?? null);
+  private async rebuild<T>(spec: CacheSpec<T>, signal: AbortSignal, fence: number, mode: RebuildMode): Promise<T | null> {
+    const current = decodeEntry<T>(await this.cmd(() => this.redis.get(spec.key)));
     // Another reader rebuilt between our look and the lock: nothing to load.
     if (mode === 'fill' && current.kind !== 'miss') return current.kind === 'value' ? current.value : null;
     if (mode === 'refresh' && current.kind === 'value' && !isStale(current)) return current.value;
     const value = await this.load(spec);
-    await this.store(spec, value, fence, gen ?? '0').catch((e) => this.reportDown(spec.key, e));
+    // A lost lease means a newer holder may be writing: its data wins (the fence would refuse ours anyway).
+    if (!signal.aborted) await this.store(spec, value, fence).catch((e) => this.reportDown(spec.key, e));
     return value;
   }
 
-  private async store<T>(spec: CacheSpec<T>, value: T | null, fence: number, gen: string): Promise<void> {
+  private async store<T>(spec: CacheSpec<T>, value: T | null, fence: number): Promise<void> {
     let payload = NULL_MARKER;
     let ttlMs = jitteredMs(spec.nullTtlSeconds ?? env.CACHE_NULL_TTL_SECONDS, this.jitter);
     if (value !== null) {
       const logical = typeof spec.logical === 'function' ? await spec.logical().catch(() => false) : spec.logical === true;
       if (logical) {
         const logicalMs = jitteredMs(spec.logicalSeconds ?? env.CACHE_LOGICAL_TTL_SECONDS, this.jitter);
-        payload = encodeEntry(value, fence, Date.now() + logicalMs);
+        payload = encodeEntry(value, Date.now() + logicalMs);
         ttlMs = logicalMs + HOT_RETENTION_MS;
       } else {
-        payload = encodeEntry(value, fence, 0);
+        payload = encodeEntry(value, 0);
         ttlMs = jitteredMs(spec.ttlSeconds, this.jitter);
       }
     }
-    const r = await this.cmd(() => runScript<number>(this.redis, 'cache-set', [spec.key, keys.cacheGen(spec.key)], [gen, fence, payload, ttlMs]));
-    if (r !== 1) log.debug({ key: spec.key, fence, result: r }, 'CACHE: late rebuild not stored');
+    const written = await this.cmd(() => setIfFenceNewer(this.redis, spec.key, payload, fence, ttlMs));
+    if (!written) log.debug({ key: spec.key, fence }, 'CACHE: late rebuild not stored (a newer fence wrote or invalidated)');
   }
 
   private async load<T>(spec: CacheSpec<T>): Promise<T | null> {
@@ -278,8 +273,13 @@ export class CacheClient {
   }
 
   private lockName(spec: CacheSpec<unknown>): string {
-    return spec.lockName ?? spec.key.replace(/^cache:/, '').replace(/[{}]/g, '');
+    return lockNameFor(spec.key);
   }
+}
+
+/** The rebuild lock of a cache key: `cache:shop:{1}` → `shop:1` (lib/lock makes it `lock:{shop:1}`). */
+export function lockNameFor(key: string): string {
+  return key.replace(/^cache:/, '').replace(/[{}]/g, '');
 }
 
 function errMessage(e: unknown): string {

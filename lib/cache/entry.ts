@@ -1,8 +1,8 @@
 /**
  * What a cache key holds (DESIGN §4): `""` marks "not in the DB"; anything else is an envelope
- * `{"f":fence,"e":expiresAt,"d":data}`. The fence comes first so lua/cache-set-2.lua can read it
- * with a pattern instead of decoding the whole value. `e` is 0 for ordinary entries (Redis TTL
- * decides) and a unix-ms logical expiry for hot entries, which Redis keeps much longer.
+ * `{"e":expiresAt,"d":data}`. `e` is 0 for ordinary entries (Redis TTL decides) and a unix-ms
+ * logical expiry for hot entries, which Redis keeps much longer. (The fence of the rebuild that
+ * wrote it lives beside it, in lib/lock's fence record `<key>:fence`.)
  */
 
 export const NULL_MARKER = '';
@@ -10,18 +10,18 @@ export const NULL_MARKER = '';
 export type Entry<T> =
   | { kind: 'miss' }
   | { kind: 'null' }
-  | { kind: 'value'; value: T; fence: number; expiresAt: number };
+  | { kind: 'value'; value: T; expiresAt: number };
 
-export function encodeEntry(value: unknown, fence: number, expiresAt: number): string {
-  return `{"f":${fence},"e":${expiresAt},"d":${JSON.stringify(value)}}`;
+export function encodeEntry(value: unknown, expiresAt: number): string {
+  return `{"e":${expiresAt},"d":${JSON.stringify(value)}}`;
 }
 
 export function decodeEntry<T>(raw: string | null): Entry<T> {
   if (raw === null) return { kind: 'miss' };
   if (raw === NULL_MARKER) return { kind: 'null' };
   try {
-    const env = JSON.parse(raw) as { f: number; e: number; d: T };
-    return { kind: 'value', value: env.d, fence: env.f, expiresAt: env.e };
+    const env = JSON.parse(raw) as { e: number; d: T };
+    return { kind: 'value', value: env.d, expiresAt: env.e };
   } catch {
     // Unreadable (an old format or a hand edit): treat as absent so it gets rebuilt.
     return { kind: 'miss' };

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import type { Database } from '@/lib/db/schema';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { closeLocks } from '@/lib/lock';
 import { callRoute } from '@/lib/test/helpers';
 import { ShopFixtures } from '@/lib/shop/testing';
 
@@ -44,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx.cleanup();
   await closeDb();
+  await closeLocks();
   await closeRedis();
 });
 

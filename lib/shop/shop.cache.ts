@@ -34,7 +34,6 @@ export async function isHotShop(redis: Redis, id: string): Promise<boolean> {
 export function shopSpec(db: Executor, redis: Redis, id: string): CacheSpec<ShopView> {
   return {
     key: keys.shop(id),
-    lockName: `shop:${id}`,
     ttlSeconds: env.CACHE_SHOP_TTL_SECONDS,
     logical: () => isHotShop(redis, id),
     load: async () => {

@@ -8,6 +8,7 @@ import type Redis from 'ioredis';
 import { db, closeDb } from '@/lib/db/client';
 import { createRedis, redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { closeLocks } from '@/lib/lock';
 import { startThrowawayRedis } from '@/lib/cache/throwaway-redis';
 import { countingDb, ShopFixtures } from '@/lib/shop/testing';
 import { getShop, getShopVouchers, listShops, listShopTypes, updateShop } from '@/lib/shop/shop.service';
@@ -35,6 +36,7 @@ afterAll(async () => {
   // disconnect, not quit: QUIT to a killed server can wait forever in the offline queue.
   for (const c of conns) c.disconnect();
   await closeDb();
+  await closeLocks();
   await closeRedis();
 });
 

@@ -115,6 +115,6 @@ export class ShopFixtures {
       ...this.voucherIds.flatMap((v) => [keys.seckillMeta(v), keys.seckillStock(v)]),
       keys.shopTypeList(), // it counted our type's shops
     ];
-    await redis.del(...cacheKeys, ...cacheKeys.map((k) => keys.cacheGen(k)));
+    await redis.del(...cacheKeys, ...cacheKeys.map((k) => keys.fenceRecord(k)));
   }
 }
