@@ -1,12 +1,39 @@
 import Link from 'next/link';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { listShopTypes } from '@/lib/shop/shop.service';
+import { TypeTabs } from '@/app/(shop)/types/_components/type-tabs';
 
-// Replaced by the shop list (shop cache issue); kept minimal so the login journey has a home.
-export default function HomePage() {
+export const dynamic = 'force-dynamic';
+
+export default async function HomePage() {
+  const types = await listShopTypes(db, redis);
   return (
-    <section className="p-6">
-      <h1 className="text-xl font-semibold">黑马点评</h1>
-      <p className="mt-2 text-gray-500">发现身边好店，抢限时优惠券。</p>
-      <Link href="/me" className="mt-4 inline-block text-brand" data-testid="home-me">我的</Link>
-    </section>
+    <>
+      <section className="bg-gradient-to-b from-brand/10 to-white px-4 pb-2 pt-4">
+        <h1 className="text-lg font-semibold">发现身边好店</h1>
+        <p className="text-xs text-gray-500">美食、休闲、丽人，限时秒杀券天天有</p>
+      </section>
+
+      {types.length === 0 ? (
+        <p className="py-16 text-center text-sm text-gray-400" data-testid="types-empty">
+          还没有商户分类
+        </p>
+      ) : (
+        <nav className="grid grid-cols-4 gap-y-4 px-2 py-4" aria-label="商户分类" data-testid="type-grid">
+          {types.map((t) => (
+            <Link key={t.id} href={`/types/${t.id}`} className="flex flex-col items-center gap-1 text-xs text-gray-700" data-testid="type-link" data-type-id={t.id}>
+              {/* eslint-disable-next-line @next/next/no-img-element -- tiny local SVG icons */}
+              <img src={t.icon || '/types/food.svg'} alt="" width={44} height={44} />
+              <span className="max-w-full truncate">{t.name}</span>
+            </Link>
+          ))}
+        </nav>
+      )}
+
+      <div className="h-2 bg-gray-50" />
+      <h2 className="px-4 pt-3 text-base font-semibold">精选商户</h2>
+      <TypeTabs types={types} />
+    </>
   );
 }
