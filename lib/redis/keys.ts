@@ -13,6 +13,10 @@ export const keys = {
   shopTypeList: () => 'cache:shop-type:list',
   shopGeo: (typeId: string) => `geo:shop:{${typeId}}`,
   shopLock: (id: string) => `lock:shop:{${id}}`,
+  /** Distributed lock named `name` (lib/lock), its fencing counter and its release channel. */
+  lock: (name: string) => `lock:{${name}}`,
+  lockFence: (name: string) => `lock:{${name}}:fence`,
+  lockReleased: (name: string) => `lock:{${name}}:released`,
   seckillMeta: (vid: string) => `seckill:{${vid}}:meta`,
   seckillStock: (vid: string) => `seckill:{${vid}}:stock`,
   seckillBuyers: (vid: string) => `seckill:{${vid}}:buyers`,
