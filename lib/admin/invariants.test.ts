@@ -78,6 +78,13 @@ describe('checkInvariants', () => {
     expect(c.differences.map((d) => d.rule)).toEqual(['not-preheated']);
   });
 
+  it('a window edit that did not reach Redis → inconsistent', () => {
+    const same = { db: [1000, 2000] as [number, number], redis: [1000, 2000] as [number, number] };
+    expect(checkInvariants({ ...numbers(), window: same }).status).toBe('consistent');
+    const c = checkInvariants({ ...numbers(), window: { ...same, redis: [1000, 3000] } });
+    expect(c.differences.map((d) => d.rule)).toEqual(['window']);
+  });
+
   it('waiting dead letters → inconsistent', () => {
     const c = checkInvariants(numbers({ db: { orders: 39, remaining: 61 }, deadLetters: 1 }));
     expect(c.status).toBe('inconsistent');

@@ -22,12 +22,14 @@ export interface StockNumbers {
   queueDepth: number | null;
   /** Dead letters of this voucher still waiting for replay or discard. */
   deadLetters: number;
+  /** Sale window (ms) in MySQL and in Redis' meta; a mismatch means an edit did not reach Redis. */
+  window?: { db: [number, number]; redis: [number, number] | null };
 }
 
 export type ConsistencyStatus = 'consistent' | 'draining' | 'inconsistent';
 
 export interface Difference {
-  rule: 'redis-stock' | 'db-stock' | 'buyers-orders' | 'initial' | 'oversold' | 'not-preheated' | 'dead-letters';
+  rule: 'redis-stock' | 'db-stock' | 'buyers-orders' | 'initial' | 'oversold' | 'not-preheated' | 'dead-letters' | 'window' | 'unavailable';
   message: string;
 }
 
@@ -65,6 +67,10 @@ export function checkInvariants(n: StockNumbers): Consistency {
   }
   if (r.buyers > r.initial) {
     broken.push({ rule: 'oversold', message: `超卖：买家 ${r.buyers} > 初始库存 ${r.initial}` });
+  }
+  const w = n.window;
+  if (w && (!w.redis || w.redis[0] !== w.db[0] || w.redis[1] !== w.db[1])) {
+    broken.push({ rule: 'window', message: 'Redis 中的活动时间与数据库不一致，请执行预热' });
   }
   if (db.orders > r.buyers) {
     broken.push({ rule: 'buyers-orders', message: `数据库订单 ${db.orders} > Redis 买家 ${r.buyers}（Redis 丢失了买家，请预热修复）` });
