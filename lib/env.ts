@@ -53,6 +53,8 @@ const schema = z.object({
   ORDER_RETRY_BASE_MS: int(1000),
   OUTBOX_SWEEP_INTERVAL_MS: int(5000),
   OUTBOX_STALE_MS: int(10000),
+  /** Port of the worker's Prometheus /metrics endpoint; 0 = off. */
+  WORKER_METRICS_PORT: int(0),
 });
 
 export type Env = z.infer<typeof schema>;

@@ -1,9 +1,12 @@
 /**
- * The order worker: consumes order messages from RabbitMQ and persists them to MySQL.
- * Run as many copies as you like (competing consumers). SIGTERM/SIGINT: stop consuming, finish
- * and ack in-flight work, close connections, exit within 10 s.
+ * The order worker: consumes order messages from RabbitMQ and persists them to MySQL, and sweeps
+ * the Redis outbox (lib/order/worker.ts). Run as many copies as you like (competing consumers).
+ * SIGTERM/SIGINT: stop consuming, finish and ack in-flight work, close connections, exit within 10 s.
  */
 import { log } from '@/lib/log';
+import { closeDb } from '@/lib/db/client';
+import { closeMq } from '@/lib/mq/connection';
+import { closeRedis } from '@/lib/redis/client';
 import { startOrderWorker } from '@/lib/order/worker';
 
 const worker = await startOrderWorker();
@@ -21,6 +24,7 @@ async function shutdown(signal: string): Promise<void> {
   hardExit.unref();
   try {
     await worker.stop();
+    await Promise.all([closeDb(), closeRedis(), closeMq()]);
     log.info('order worker stopped cleanly');
     process.exit(0);
   } catch (err) {

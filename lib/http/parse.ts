@@ -48,7 +48,8 @@ export function parseQuery<S extends z.ZodType>(req: Request, schema: S): z.infe
 export const idSchema = z
   .string()
   .regex(/^[1-9]\d{0,18}$/, 'id 必须是正整数')
-  .refine((s) => BigInt(s) <= 9223372036854775807n, 'id 超出范围');
+  // zod runs refinements even after the regex failed: only digits may reach BigInt().
+  .refine((s) => !/^\d+$/.test(s) || BigInt(s) <= 9223372036854775807n, 'id 超出范围');
 
 export function parseId(raw: string | undefined, what = 'id'): string {
   const r = idSchema.safeParse(raw);

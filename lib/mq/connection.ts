@@ -11,7 +11,11 @@ import { assertTopology } from '@/lib/mq/topology';
 interface MqState {
   conn?: Promise<ChannelModel>;
   pub?: Promise<ConfirmChannel>;
+  /** When the last connect attempt failed; callers fail fast for a moment instead of piling up attempts. */
+  failedAt?: number;
 }
+/** While the broker is down, a storm of grabs would otherwise each open a socket and wait on it. */
+const RECONNECT_HOLD_MS = 1000;
 const g = globalThis as unknown as { __hmdpMq?: MqState };
 const state: MqState = g.__hmdpMq ?? (g.__hmdpMq = {});
 
@@ -23,17 +27,23 @@ export async function connectMq(url = env.RABBITMQ_URL): Promise<ChannelModel> {
 
 export function getConnection(): Promise<ChannelModel> {
   if (!state.conn) {
+    if (state.failedAt !== undefined && Date.now() - state.failedAt < RECONNECT_HOLD_MS) {
+      return Promise.reject(new Error('rabbitmq unavailable (last connect attempt failed moments ago)'));
+    }
     const p = connectMq();
     state.conn = p;
     p.then(
-      (conn) =>
+      (conn) => {
+        state.failedAt = undefined;
         conn.on('close', () => {
           if (state.conn === p) {
             state.conn = undefined;
             state.pub = undefined;
           }
-        }),
+        });
+      },
       () => {
+        state.failedAt = Date.now();
         if (state.conn === p) state.conn = undefined;
       },
     );
@@ -66,5 +76,6 @@ export async function closeMq(): Promise<void> {
   const conn = state.conn;
   state.conn = undefined;
   state.pub = undefined;
+  state.failedAt = undefined;
   if (conn) await (await conn.catch(() => undefined))?.close().catch(() => {});
 }

@@ -5,14 +5,17 @@
  *        ▲                                            │ failure: worker republishes with
  *        │ dead-letter after the delay                │ x-attempts+1 to a delay queue
  *   retry.<delay> queues (TTL, DLX = orders exchange) ◀┘
- *   dead exchange (fanout) ──▶ dead queue: messages past ORDER_MAX_ATTEMPTS or unparseable
+ *   dead exchange (fanout) ──▶ dead queue: messages past ORDER_MAX_ATTEMPTS or unparseable,
+ *                                          with x-reason / x-attempts headers (the worker also
+ *                                          files each one in tb_order_dead_letter for the admin)
  */
 import type { Channel } from 'amqplib';
 import { env } from '@/lib/env';
 
 export const ORDER_ROUTING_KEY = 'order.create';
-/** Delay tiers for retries; attempt n waits RETRY_DELAYS[min(n-1, last)]. */
-export const RETRY_DELAYS_MS = [1, 5, 25, 60].map((f) => f * env.ORDER_RETRY_BASE_MS);
+/** Delay tiers for retries, as multiples of the base; attempt n waits tier min(n-1, last). */
+const RETRY_FACTORS = [1, 5, 25, 60];
+export const retryDelays = (baseMs = env.ORDER_RETRY_BASE_MS) => RETRY_FACTORS.map((f) => f * baseMs);
 
 export const names = {
   ordersExchange: `${env.MQ_PREFIX}.orders`,
@@ -22,17 +25,18 @@ export const names = {
   deadQueue: `${env.MQ_PREFIX}.orders.dead`,
 };
 
-export function retryDelayFor(attempt: number): number {
-  const i = Math.min(Math.max(attempt - 1, 0), RETRY_DELAYS_MS.length - 1);
-  return RETRY_DELAYS_MS[i]!;
+export function retryDelayFor(attempt: number, baseMs = env.ORDER_RETRY_BASE_MS): number {
+  const i = Math.min(Math.max(attempt - 1, 0), RETRY_FACTORS.length - 1);
+  return RETRY_FACTORS[i]! * baseMs;
 }
 
-export async function assertTopology(ch: Channel): Promise<void> {
+/** Retry queues are named by their delay, so processes with another retry base never clash. */
+export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_BASE_MS): Promise<void> {
   await ch.assertExchange(names.ordersExchange, 'direct', { durable: true });
   await ch.assertQueue(names.ordersQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   await ch.bindQueue(names.ordersQueue, names.ordersExchange, ORDER_ROUTING_KEY);
 
-  for (const delay of RETRY_DELAYS_MS) {
+  for (const delay of retryDelays(retryBaseMs)) {
     await ch.assertQueue(names.retryQueue(delay), {
       durable: true,
       arguments: {

@@ -1,26 +1,256 @@
 /**
- * Order worker lifecycle. Connects to RabbitMQ, declares the topology and (in the flash-sale
- * issue) consumes orders. This file owns start/stop so tests can run a worker in-process.
+ * The order worker (DESIGN §5 step 4): consumes the orders queue with manual acks, persists in
+ * batches, sweeps the outbox, reconnects to a broker that went away, and stops cleanly.
+ * `workers/order-worker.ts` runs it as a process; tests run it in-process with their own options.
  */
-import type { Channel, ChannelModel } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Server } from 'node:http';
+import type Redis from 'ioredis';
+import { db as defaultDb, type DB } from '@/lib/db/client';
+import { env } from '@/lib/env';
+import { log } from '@/lib/log';
 import { connectMq } from '@/lib/mq/connection';
-import { assertTopology } from '@/lib/mq/topology';
-import { closeDb } from '@/lib/db/client';
-import { closeRedis } from '@/lib/redis/client';
+import { publishConfirmed } from '@/lib/mq/confirm';
+import { assertTopology, names, retryDelayFor } from '@/lib/mq/topology';
+import { Batcher } from '@/lib/order/batcher';
+import { createBatchHandler, type Delivery } from '@/lib/order/handler';
+import { createWorkerMetrics, serveMetrics, type WorkerMetrics } from '@/lib/order/metrics';
+import { publishOrderOn, PUBLISH_TIMEOUT_MS } from '@/lib/order/publish';
+import { sweepOutbox, type SweepStats } from '@/lib/order/sweeper';
+import { redis as defaultRedis } from '@/lib/redis/client';
+
+export interface OrderWorkerOptions {
+  db?: DB;
+  redis?: Redis;
+  rabbitUrl?: string;
+  prefetch?: number;
+  batchSize?: number;
+  batchWaitMs?: number;
+  maxAttempts?: number;
+  retryBaseMs?: number;
+  sweepIntervalMs?: number;
+  staleMs?: number;
+  /** 0 = no metrics endpoint. */
+  metricsPort?: number;
+}
 
 export interface OrderWorker {
+  readonly metrics: WorkerMetrics;
+  /** Runs one outbox sweep now (tests; the timer runs them anyway). */
+  sweepNow(): Promise<SweepStats | null>;
+  /** Stop consuming, finish and ack in-flight work, close. Bounded to well under 10 s. */
   stop(): Promise<void>;
 }
 
-export async function startOrderWorker(): Promise<OrderWorker> {
-  const conn: ChannelModel = await connectMq();
-  const ch: Channel = await conn.createChannel();
-  await assertTopology(ch);
+interface Session {
+  conn: ChannelModel;
+  consume: Channel;
+  confirm: ConfirmChannel;
+  alive: boolean;
+  consumerTag?: string;
+}
+
+interface AmqpDelivery extends Delivery {
+  session: Session;
+  messageId?: string;
+}
+
+const STOP_BUDGET_MS = 8000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startOrderWorker(options: OrderWorkerOptions = {}): Promise<OrderWorker> {
+  const o = {
+    db: options.db ?? defaultDb,
+    redis: options.redis ?? defaultRedis,
+    rabbitUrl: options.rabbitUrl ?? env.RABBITMQ_URL,
+    prefetch: options.prefetch ?? env.WORKER_PREFETCH,
+    batchSize: Math.max(1, options.batchSize ?? env.WORKER_BATCH_SIZE),
+    batchWaitMs: options.batchWaitMs ?? env.WORKER_BATCH_WAIT_MS,
+    maxAttempts: Math.max(1, options.maxAttempts ?? env.ORDER_MAX_ATTEMPTS),
+    retryBaseMs: options.retryBaseMs ?? env.ORDER_RETRY_BASE_MS,
+    sweepIntervalMs: options.sweepIntervalMs ?? env.OUTBOX_SWEEP_INTERVAL_MS,
+    staleMs: options.staleMs ?? env.OUTBOX_STALE_MS,
+    metricsPort: options.metricsPort ?? env.WORKER_METRICS_PORT,
+  };
+  const metrics = createWorkerMetrics();
+  let stopping = false;
+  let session: Session | undefined;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  let reconnectDelay = 500;
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<SweepStats | null> | undefined;
+  let metricsServer: Server | undefined;
+
+  const liveConfirm = (d?: AmqpDelivery): ConfirmChannel => {
+    const s = d?.session ?? session;
+    if (!s?.alive) throw new Error('no live broker channel');
+    return s.confirm;
+  };
+
+  const handleBatch = createBatchHandler({
+    db: o.db,
+    redis: o.redis,
+    metrics,
+    maxAttempts: o.maxAttempts,
+    isStopping: () => stopping,
+    retry: (d, attempts, reason) =>
+      publishConfirmed(liveConfirm(d as AmqpDelivery), '', names.retryQueue(retryDelayFor(attempts, o.retryBaseMs)), d.body, {
+        persistent: true,
+        messageId: (d as AmqpDelivery).messageId,
+        contentType: 'application/json',
+        headers: { 'x-attempts': attempts, 'x-last-error': reason.slice(0, 256) },
+      }, PUBLISH_TIMEOUT_MS),
+    deadCopy: (d, attempts, reason) =>
+      publishConfirmed(liveConfirm(d as AmqpDelivery), names.deadExchange, '', d.body, {
+        persistent: true,
+        messageId: (d as AmqpDelivery).messageId,
+        headers: { 'x-attempts': attempts, 'x-reason': reason.slice(0, 512) },
+      }, PUBLISH_TIMEOUT_MS),
+  });
+
+  const batcher = new Batcher<AmqpDelivery>(
+    handleBatch,
+    o.batchSize,
+    o.batchWaitMs,
+    (err, batch) => {
+      log.error({ err }, 'order batch failed unexpectedly; requeueing it');
+      for (const d of batch) d.requeue();
+    },
+    (n) => metrics.buffered.set(n),
+  );
+
+  function toDelivery(s: Session, m: ConsumeMessage): AmqpDelivery {
+    const attempts = Number(m.properties.headers?.['x-attempts'] ?? 0);
+    // Acks on a channel that died are meaningless: the broker redelivers those messages anyway.
+    const settle = (fn: () => void) => {
+      if (!s.alive) return;
+      try {
+        fn();
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'ack/nack failed');
+      }
+    };
+    return {
+      session: s,
+      body: m.content,
+      messageId: typeof m.properties.messageId === 'string' ? m.properties.messageId : undefined,
+      attempts: Number.isFinite(attempts) && attempts > 0 ? Math.floor(attempts) : 0,
+      ack: () => settle(() => s.consume.ack(m)),
+      requeue: () => settle(() => s.consume.nack(m, false, true)),
+    };
+  }
+
+  async function openSession(): Promise<void> {
+    const conn = await connectMq(o.rabbitUrl);
+    const s: Session = { conn, consume: await conn.createChannel(), confirm: await conn.createConfirmChannel(), alive: true };
+    const lost = (why: string) => {
+      if (!s.alive) return;
+      s.alive = false;
+      batcher.discard((d) => d.session !== s);
+      if (session === s) session = undefined;
+      if (!stopping) {
+        log.warn({ why }, 'order worker lost the broker; reconnecting');
+        conn.close().catch(() => {});
+        scheduleReconnect();
+      }
+    };
+    conn.on('close', () => lost('connection closed'));
+    s.consume.on('close', () => lost('consumer channel closed'));
+    s.confirm.on('close', () => lost('publisher channel closed'));
+    s.consume.on('error', (err: Error) => log.warn({ err: err.message }, 'consumer channel error'));
+    s.confirm.on('error', (err: Error) => log.warn({ err: err.message }, 'publisher channel error'));
+    await assertTopology(s.confirm, o.retryBaseMs);
+    await s.consume.prefetch(o.prefetch);
+    const { consumerTag } = await s.consume.consume(
+      names.ordersQueue,
+      (m) => {
+        if (m) batcher.push(toDelivery(s, m));
+        else lost('consumer cancelled by the broker');
+      },
+      { noAck: false },
+    );
+    s.consumerTag = consumerTag;
+    session = s;
+    reconnectDelay = 500;
+    log.info({ queue: names.ordersQueue, prefetch: o.prefetch, batchSize: o.batchSize }, 'order worker consuming');
+  }
+
+  function scheduleReconnect(): void {
+    if (stopping || reconnectTimer) return;
+    const delay = reconnectDelay;
+    reconnectDelay = Math.min(reconnectDelay * 2, 5000);
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      openSession().catch((err: Error) => {
+        log.warn({ err: err.message, retryInMs: reconnectDelay }, 'broker still unavailable');
+        scheduleReconnect();
+      });
+    }, delay);
+  }
+
+  function sweepOnce(): Promise<SweepStats | null> {
+    if (sweeping) return sweeping;
+    const s = session;
+    if (!s?.alive) return Promise.resolve(null);
+    sweeping = sweepOutbox({
+      db: o.db,
+      redis: o.redis,
+      publish: (msg) => publishOrderOn(liveConfirm(), msg),
+      staleMs: o.staleMs,
+      claimMs: Math.max(100, o.sweepIntervalMs - 100),
+      metrics,
+    })
+      .then((stats) => {
+        if (stats.republished || stats.released) log.info(stats, 'outbox sweep');
+        return stats;
+      })
+      .catch((err: Error) => {
+        log.warn({ err: err.message }, 'outbox sweep failed; next round retries');
+        return null;
+      })
+      .finally(() => {
+        sweeping = undefined;
+      });
+    return sweeping;
+  }
+
+  function scheduleSweep(): void {
+    if (stopping || o.sweepIntervalMs <= 0) return;
+    // Jitter keeps several workers from sweeping in lockstep.
+    const delay = o.sweepIntervalMs * (0.8 + Math.random() * 0.4);
+    sweepTimer = setTimeout(() => void sweepOnce().finally(scheduleSweep), delay);
+  }
+
+  try {
+    await openSession();
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'order worker cannot reach the broker yet; retrying in the background');
+    scheduleReconnect();
+  }
+  scheduleSweep();
+  if (o.metricsPort > 0) {
+    metricsServer = serveMetrics(metrics.registry, o.metricsPort, (err) => log.warn({ err: err.message, port: o.metricsPort }, 'metrics endpoint unavailable'));
+  }
+
   return {
+    metrics,
+    sweepNow: sweepOnce,
     async stop() {
-      await ch.close().catch(() => {});
-      await conn.close().catch(() => {});
-      await Promise.all([closeDb(), closeRedis()]);
+      if (stopping) return;
+      stopping = true;
+      const deadline = Date.now() + STOP_BUDGET_MS;
+      const within = (p: Promise<unknown>) => Promise.race([p, sleep(Math.max(0, deadline - Date.now()))]);
+      clearTimeout(sweepTimer);
+      clearTimeout(reconnectTimer);
+      const s = session;
+      if (s?.alive && s.consumerTag) await within(s.consume.cancel(s.consumerTag).catch(() => {}));
+      // Everything delivered before the cancel is in the batcher now: persist and ack it.
+      await within(Promise.all([batcher.idle(), sweeping]));
+      if (s) {
+        s.alive = false;
+        await within(s.conn.close().catch(() => {}));
+      }
+      metricsServer?.close();
     },
   };
 }

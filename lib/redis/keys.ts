@@ -21,8 +21,10 @@ export const keys = {
   seckillStock: (vid: string) => `seckill:{${vid}}:stock`,
   seckillBuyers: (vid: string) => `seckill:{${vid}}:buyers`,
   seckillPending: (vid: string) => `seckill:{${vid}}:pending`,
+  /** Short-lived claim so one worker sweeps a voucher's outbox per interval (not a correctness lock). */
+  seckillSweep: (vid: string) => `seckill:{${vid}}:sweep`,
   /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */
   seckillActive: () => 'seckill:active',
-  orderSeq: (yyyymmdd: string) => `icr:order:${yyyymmdd}`,
+  orderSeq: (yyyymmdd: string) => `icr:order:{${yyyymmdd}}`,
   rateLimit: (name: string) => `rl:${name}`,
 } as const;

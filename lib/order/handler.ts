@@ -1,0 +1,153 @@
+/**
+ * What the worker does with one batch of deliveries. Per message, exactly one of:
+ *   persisted (or found already persisted) → ack, then its outbox entry is removed;
+ *   unparseable → dead letter at once;
+ *   failed for a reason of its own → retry queue with x-attempts + 1, dead letter once
+ *   maxAttempts deliveries have failed;
+ *   shutting down mid-way → left unacked, so the broker hands it to the next worker.
+ * A database that is down or busy is not the message's fault: the batch waits and retries in
+ * place with backoff (prefetch keeps the worker from taking more meanwhile), spending no attempts.
+ */
+import type Redis from 'ioredis';
+import type { DB } from '@/lib/db/client';
+import { log } from '@/lib/log';
+import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import type { WorkerMetrics } from '@/lib/order/metrics';
+import { insertDeadLetterOnce } from '@/lib/order/order.repository';
+import { isTransientDbError, persistOrders } from '@/lib/order/persist';
+import { keys } from '@/lib/redis/keys';
+
+export interface Delivery {
+  body: Buffer;
+  /** Failed deliveries before this one (the x-attempts header). */
+  attempts: number;
+  ack(): void;
+  /** Back to the queue now: used only when the message cannot be routed anywhere else. */
+  requeue(): void;
+}
+
+export interface HandlerDeps {
+  db: DB;
+  redis: Redis;
+  metrics: WorkerMetrics;
+  maxAttempts: number;
+  /** Publish a copy to the retry queue for this attempt count (resolves on broker confirm). */
+  retry(d: Delivery, attempts: number, reason: string): Promise<void>;
+  /** Publish a copy to the dead-letter queue (resolves on broker confirm). */
+  deadCopy(d: Delivery, attempts: number, reason: string): Promise<void>;
+  isStopping(): boolean;
+}
+
+class ShuttingDown extends Error {}
+
+const MAX_PAYLOAD_CHARS = 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function createBatchHandler(deps: HandlerDeps) {
+  const { db, redis, metrics } = deps;
+
+  async function untilDbAnswers<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    let delay = 100;
+    for (;;) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (!isTransientDbError(err)) throw err;
+        metrics.dbStalls.inc();
+        if (deps.isStopping()) throw new ShuttingDown();
+        log.warn({ err: (err as Error).message, retryInMs: delay }, `${what}: database unavailable, retrying`);
+        await sleep(delay);
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  async function deadLetter(d: Delivery, msg: OrderMessage | null, reason: string, attempts: number, kind: 'poison' | 'exhausted') {
+    const ids = msg ?? bestEffortIds(d.body);
+    try {
+      await untilDbAnswers('dead letter', () =>
+        insertDeadLetterOnce(db, {
+          orderId: ids.orderId ?? null,
+          voucherId: ids.voucherId ?? null,
+          userId: ids.userId ?? null,
+          payload: d.body.toString('utf8').slice(0, MAX_PAYLOAD_CHARS),
+          reason,
+          attempts,
+        }),
+      );
+    } catch (err) {
+      if (err instanceof ShuttingDown) return;
+      log.error({ err, reason }, 'could not file a dead letter in MySQL; the dead-letter queue keeps it');
+    }
+    await deps.deadCopy(d, attempts, reason).catch((err: Error) => log.warn({ err: err.message }, 'dead-letter queue copy failed'));
+    metrics.deadLettered.inc({ kind });
+    log.warn({ orderId: ids.orderId, reason, attempts }, 'order message dead-lettered');
+    d.ack();
+  }
+
+  async function retryOrDeadLetter(d: Delivery, msg: OrderMessage, reason: string) {
+    const attempts = d.attempts + 1;
+    if (attempts >= deps.maxAttempts) return deadLetter(d, msg, reason, attempts, 'exhausted');
+    try {
+      await deps.retry(d, attempts, reason);
+      metrics.retried.inc();
+      d.ack();
+    } catch (err) {
+      log.warn({ err: (err as Error).message, orderId: msg.orderId }, 'retry publish failed; requeueing');
+      await sleep(1000);
+      d.requeue();
+    }
+  }
+
+  async function clearOutbox(msgs: OrderMessage[]) {
+    const pipe = redis.pipeline();
+    const byVoucher = new Map<string, string[]>();
+    for (const m of msgs) byVoucher.set(m.voucherId, [...(byVoucher.get(m.voucherId) ?? []), m.orderId]);
+    for (const [vid, ids] of byVoucher) pipe.hdel(keys.seckillPending(vid), ...ids);
+    // Failure only leaves entries the sweeper will find in MySQL and remove.
+    await pipe.exec().catch((err: Error) => log.warn({ err: err.message }, 'could not clear outbox entries'));
+  }
+
+  async function settle(items: { d: Delivery; msg: OrderMessage }[]): Promise<void> {
+    if (items.length === 0) return;
+    const stopTimer = metrics.batchSeconds.startTimer();
+    try {
+      const r = await untilDbAnswers('persist orders', () => persistOrders(db, items.map((i) => i.msg)));
+      stopTimer();
+      metrics.persisted.inc(r.inserted);
+      metrics.duplicates.inc(r.duplicates);
+    } catch (err) {
+      if (err instanceof ShuttingDown) return;
+      // One bad message must not hold up the others: settle them one by one.
+      if (items.length > 1) {
+        for (const it of items) await settle([it]);
+        return;
+      }
+      const it = items[0]!;
+      return retryOrDeadLetter(it.d, it.msg, err instanceof Error ? err.message : String(err));
+    }
+    for (const it of items) it.d.ack();
+    await clearOutbox(items.map((i) => i.msg));
+  }
+
+  return async function handleBatch(batch: Delivery[]): Promise<void> {
+    const valid: { d: Delivery; msg: OrderMessage }[] = [];
+    for (const d of batch) {
+      const parsed = parseOrderMessage(d.body);
+      if (parsed.ok) valid.push({ d, msg: parsed.msg });
+      else await deadLetter(d, null, parsed.reason, d.attempts + 1, 'poison');
+    }
+    await settle(valid);
+  };
+}
+
+/** For a poison message that is JSON of the wrong shape, keep whatever ids it does carry. */
+function bestEffortIds(body: Buffer): { orderId?: string; voucherId?: string; userId?: string } {
+  try {
+    const o = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    const id = (v: unknown) => (typeof v === 'string' && /^[1-9]\d{0,18}$/.test(v) ? v : undefined);
+    return { orderId: id(o.orderId), voucherId: id(o.voucherId), userId: id(o.userId) };
+  } catch {
+    return {};
+  }
+}

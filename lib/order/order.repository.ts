@@ -1,0 +1,134 @@
+/** SQL for tb_voucher_order and tb_order_dead_letter. */
+import { sql } from 'kysely';
+import type { Executor } from '@/lib/db/client';
+import type { OrderMessage } from '@/lib/order/message';
+
+/**
+ * INSERT IGNORE: an order id (or user + voucher) that is already there is skipped, which is what
+ * makes redelivered and duplicated messages harmless. Returns how many rows were really inserted.
+ */
+export async function insertOrdersIgnoringDuplicates(db: Executor, msgs: OrderMessage[]): Promise<number> {
+  if (msgs.length === 0) return 0;
+  const r = await db
+    .insertInto('tb_voucher_order')
+    .ignore()
+    .values(msgs.map((m) => ({ id: m.orderId, user_id: m.userId, voucher_id: m.voucherId, create_time: new Date(m.at), update_time: new Date(m.at) })))
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0n);
+}
+
+export async function insertOrder(db: Executor, order: { id: string; userId: string; voucherId: string }): Promise<void> {
+  await db.insertInto('tb_voucher_order').values({ id: order.id, user_id: order.userId, voucher_id: order.voucherId }).execute();
+}
+
+export async function hasOrderFor(db: Executor, voucherId: string, userId: string): Promise<boolean> {
+  const row = await db.selectFrom('tb_voucher_order').select('id').where('voucher_id', '=', voucherId).where('user_id', '=', userId).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function existingOrderIds(db: Executor, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('tb_voucher_order').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+export interface OrderView {
+  id: string;
+  userId: string;
+  voucherId: string;
+  orderStatus: number;
+  createdAt: Date;
+  voucherTitle: string | null;
+  payValue: number | null;
+  actualValue: number | null;
+  shopId: string | null;
+  shopName: string | null;
+}
+
+function orderViewQuery(db: Executor) {
+  return db
+    .selectFrom('tb_voucher_order as o')
+    .leftJoin('tb_voucher as v', 'v.id', 'o.voucher_id')
+    .leftJoin('tb_shop as s', 's.id', 'v.shop_id')
+    .select([
+      'o.id',
+      'o.user_id',
+      'o.voucher_id',
+      'o.status',
+      'o.create_time',
+      'v.title',
+      'v.pay_value',
+      'v.actual_value',
+      'v.shop_id',
+      's.name as shop_name',
+    ]);
+}
+
+type OrderViewRow = Awaited<ReturnType<ReturnType<typeof orderViewQuery>['executeTakeFirstOrThrow']>>;
+
+const toView = (r: OrderViewRow): OrderView => ({
+  id: r.id,
+  userId: r.user_id,
+  voucherId: r.voucher_id,
+  orderStatus: r.status,
+  createdAt: r.create_time,
+  voucherTitle: r.title,
+  payValue: r.pay_value === null ? null : Number(r.pay_value),
+  actualValue: r.actual_value === null ? null : Number(r.actual_value),
+  shopId: r.shop_id,
+  shopName: r.shop_name,
+});
+
+export async function findOrderView(db: Executor, id: string): Promise<OrderView | undefined> {
+  const r = await orderViewQuery(db).where('o.id', '=', id).executeTakeFirst();
+  return r ? toView(r) : undefined;
+}
+
+/** Newest first (ids grow with time); one extra row tells the caller whether a next page exists. */
+export async function listUserOrderViews(db: Executor, userId: string, offset: number, limit: number): Promise<OrderView[]> {
+  const rows = await orderViewQuery(db).where('o.user_id', '=', userId).orderBy('o.id', 'desc').offset(offset).limit(limit).execute();
+  return rows.map(toView);
+}
+
+export interface DeadLetterInput {
+  orderId: string | null;
+  voucherId: string | null;
+  userId: string | null;
+  payload: string;
+  reason: string;
+  attempts: number;
+}
+
+/**
+ * Records a dead letter once per order: a worker that dies between this insert and its ack sees
+ * the message again, and must not file it twice.
+ */
+export async function insertDeadLetterOnce(db: Executor, d: DeadLetterInput): Promise<void> {
+  const values = { order_id: d.orderId, voucher_id: d.voucherId, user_id: d.userId, payload: d.payload, reason: d.reason.slice(0, 512), attempts: d.attempts };
+  if (d.orderId === null) {
+    await db.insertInto('tb_order_dead_letter').values(values).execute();
+    return;
+  }
+  await sql`
+    INSERT INTO tb_order_dead_letter (order_id, voucher_id, user_id, payload, reason, attempts)
+    SELECT ${values.order_id}, ${values.voucher_id}, ${values.user_id}, ${values.payload}, ${values.reason}, ${values.attempts}
+    FROM DUAL
+    WHERE NOT EXISTS (SELECT 1 FROM tb_order_dead_letter WHERE order_id = ${d.orderId} AND status = 'dead')
+  `.execute(db);
+}
+
+export type DeadLetterStatus = 'dead' | 'replayed' | 'discarded';
+
+/** The latest dead-letter status per order id, for orders that have one. */
+export async function deadLetterStatuses(db: Executor, orderIds: string[]): Promise<Map<string, { status: DeadLetterStatus; userId: string | null }>> {
+  const out = new Map<string, { status: DeadLetterStatus; userId: string | null }>();
+  if (orderIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('tb_order_dead_letter')
+    .select(['order_id', 'status', 'user_id'])
+    .where('order_id', 'in', orderIds)
+    .orderBy('id')
+    .execute();
+  for (const r of rows) if (r.order_id) out.set(r.order_id, { status: r.status, userId: r.user_id });
+  return out;
+}

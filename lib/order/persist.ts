@@ -1,0 +1,83 @@
+/**
+ * Writes a batch of accepted orders in one MySQL transaction (DESIGN §5 step 4). Idempotent:
+ * INSERT IGNORE skips orders already written (redeliveries, sweeper republishes, a message twice
+ * in one batch), and each voucher's DB stock drops by the number of rows really inserted, under a
+ * `stock >= n` guard — so a duplicate creates nothing and takes nothing.
+ */
+import type { DB } from '@/lib/db/client';
+import type { OrderMessage } from '@/lib/order/message';
+import { insertOrdersIgnoringDuplicates } from '@/lib/order/order.repository';
+import { takeStock } from '@/lib/seckill/seckill.repository';
+
+/** The DB has fewer units left than the new orders need: Redis and MySQL disagree about this voucher. */
+export class StockGuardError extends Error {
+  constructor(readonly voucherId: string, readonly wanted: number) {
+    super(`stock guard: voucher ${voucherId} has fewer than ${wanted} units left in the database (or no seckill row)`);
+    this.name = 'StockGuardError';
+  }
+}
+
+export interface PersistResult {
+  /** Rows inserted now. */
+  inserted: number;
+  /** Messages whose order was already there. */
+  duplicates: number;
+}
+
+export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][] {
+  const byOrder = new Map<string, OrderMessage>();
+  for (const m of msgs) byOrder.set(m.orderId, m);
+  const groups = new Map<string, OrderMessage[]>();
+  for (const m of byOrder.values()) {
+    const g = groups.get(m.voucherId);
+    if (g) g.push(m);
+    else groups.set(m.voucherId, [m]);
+  }
+  // A fixed lock order (voucher id, then order id) keeps concurrent workers from deadlocking.
+  const byId = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
+  for (const g of groups.values()) g.sort((a, b) => byId(a.orderId, b.orderId));
+  return [...groups.entries()].sort(([a], [b]) => byId(a, b));
+}
+
+export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<PersistResult> {
+  const groups = groupByVoucher(msgs);
+  const inserted = await db.transaction().execute(async (trx) => {
+    let total = 0;
+    for (const [voucherId, group] of groups) {
+      const n = await insertOrdersIgnoringDuplicates(trx, group);
+      if (n > 0 && !(await takeStock(trx, voucherId, n))) throw new StockGuardError(voucherId, n);
+      total += n;
+    }
+    return total;
+  });
+  return { inserted, duplicates: msgs.length - inserted };
+}
+
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_LOCK_DEADLOCK',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_QUERY_INTERRUPTED',
+  'ER_CONNECTION_KILLED',
+]);
+
+/**
+ * Errors that say nothing about the message — the database is unreachable, restarting or busy —
+ * are retried in place without spending the message's attempts; anything else counts.
+ */
+export function isTransientDbError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: string; fatal?: boolean; message?: string };
+  if (e.code && TRANSIENT_CODES.has(e.code)) return true;
+  if (e.fatal) return true;
+  return /Pool is closed|connect ETIMEDOUT|Connection lost|Can't add new command when connection is in closed state/i.test(e.message ?? '');
+}

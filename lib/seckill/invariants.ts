@@ -1,0 +1,80 @@
+/**
+ * The DESIGN §5 invariants for one voucher, read from Redis and MySQL. Tests, the benchmark and
+ * the proof suite assert them; they only hold while nothing is in flight (or after the drain).
+ *
+ *   Redis stock + |buyers| = initial        DB stock + DB orders = initial (Redis = DB initial)
+ *   |buyers| = DB orders + |pending|         every DB buyer is a Redis buyer, nobody twice
+ *   drained: |pending| = 0 and DB orders = |buyers| ≤ initial
+ */
+import type Redis from 'ioredis';
+import { db as defaultDb, type DB } from '@/lib/db/client';
+import { redis as defaultRedis } from '@/lib/redis/client';
+import { keys } from '@/lib/redis/keys';
+import { buyerIdPages, dbStockCounts } from '@/lib/seckill/seckill.repository';
+import { readSeckillState } from '@/lib/seckill/state';
+
+export interface InvariantReport {
+  voucherId: string;
+  initial: number;
+  redisStock: number;
+  buyers: number;
+  pending: number;
+  dbInitial: number;
+  dbStock: number;
+  dbOrders: number;
+  /** Orders beyond the stock ever put on sale. */
+  oversold: number;
+  /** Users with more than one order. */
+  duplicates: number;
+  /** DB buyers missing from the Redis buyers set. */
+  dbBuyersNotInRedis: number;
+  violations: string[];
+}
+
+export async function checkInvariants(db: DB, redis: Redis, voucherId: string, opts: { drained?: boolean } = {}): Promise<InvariantReport> {
+  const [state, counts] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
+  if (!state) throw new Error(`voucher ${voucherId} is not preheated in Redis`);
+  if (!counts) throw new Error(`voucher ${voucherId} has no tb_seckill_voucher row`);
+  let dbBuyersNotInRedis = 0;
+  for await (const page of buyerIdPages(db, voucherId)) {
+    const member = await redis.smismember(keys.seckillBuyers(voucherId), ...page);
+    dbBuyersNotInRedis += member.filter((m) => m === 0).length;
+  }
+  const r: InvariantReport = {
+    voucherId,
+    initial: state.initial,
+    redisStock: state.remaining,
+    buyers: state.buyers,
+    pending: state.pending,
+    dbInitial: counts.initialStock,
+    dbStock: counts.stock,
+    dbOrders: counts.orders,
+    oversold: Math.max(0, counts.orders - counts.initialStock),
+    duplicates: counts.duplicateUsers,
+    dbBuyersNotInRedis,
+    violations: [],
+  };
+  const v = r.violations;
+  if (r.redisStock + r.buyers !== r.initial) v.push(`Redis stock ${r.redisStock} + buyers ${r.buyers} ≠ initial ${r.initial}`);
+  if (r.dbStock + r.dbOrders !== r.dbInitial) v.push(`DB stock ${r.dbStock} + DB orders ${r.dbOrders} ≠ DB initial ${r.dbInitial}`);
+  if (r.initial !== r.dbInitial) v.push(`Redis initial ${r.initial} ≠ DB initial ${r.dbInitial}`);
+  if (r.buyers !== r.dbOrders + r.pending) v.push(`buyers ${r.buyers} ≠ DB orders ${r.dbOrders} + pending ${r.pending}`);
+  if (r.oversold > 0) v.push(`oversold by ${r.oversold}`);
+  if (r.duplicates > 0) v.push(`${r.duplicates} users hold more than one order`);
+  if (r.dbBuyersNotInRedis > 0) v.push(`${r.dbBuyersNotInRedis} DB buyers are not Redis buyers`);
+  if (r.redisStock < 0 || r.dbStock < 0) v.push('negative stock');
+  if (opts.drained) {
+    if (r.pending !== 0) v.push(`drained but ${r.pending} orders still pending`);
+    if (r.dbOrders !== r.buyers || r.buyers > r.initial) v.push(`drained but DB orders ${r.dbOrders} / buyers ${r.buyers} / initial ${r.initial} disagree`);
+  }
+  return r;
+}
+
+/** Throws with every violated invariant listed; returns the numbers when all hold. */
+export async function assertInvariants(voucherId: string, opts: { drained?: boolean; db?: DB; redis?: Redis } = {}): Promise<InvariantReport> {
+  const r = await checkInvariants(opts.db ?? defaultDb, opts.redis ?? defaultRedis, voucherId, opts);
+  if (r.violations.length > 0) {
+    throw new Error(`seckill invariants violated for voucher ${voucherId}:\n  ${r.violations.join('\n  ')}\n${JSON.stringify({ ...r, violations: undefined })}`);
+  }
+  return r;
+}

@@ -1,0 +1,63 @@
+/**
+ * The per-voucher outbox `seckill:{vid}:pending` (orderId → order message JSON): written by the
+ * grab script, cleared by the worker after commit, swept for stragglers by the sweeper.
+ */
+import type Redis from 'ioredis';
+import { z } from 'zod';
+import { orderMessageSchema, type OrderMessage } from '@/lib/order/message';
+import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
+
+/** An outbox entry: the order message plus the sweeper's republish count `r` and last time `rt`. */
+export const pendingEntrySchema = orderMessageSchema.extend({
+  r: z.number().int().nonnegative().optional(),
+  rt: z.number().int().nonnegative().optional(),
+});
+export type PendingEntry = z.infer<typeof pendingEntrySchema>;
+
+export function parsePendingEntry(raw: string): PendingEntry | null {
+  try {
+    const r = pendingEntrySchema.safeParse(JSON.parse(raw));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Finds a pending order by id alone: one HGET per voucher that may have an outbox. */
+export async function findPendingOrder(redis: Redis, orderId: string): Promise<OrderMessage | null> {
+  const vids = await redis.smembers(keys.seckillActive());
+  if (vids.length === 0) return null;
+  const pipe = redis.pipeline();
+  for (const vid of vids) pipe.hget(keys.seckillPending(vid), orderId);
+  const res = (await pipe.exec()) ?? [];
+  for (const [err, raw] of res) {
+    if (!err && typeof raw === 'string') return parsePendingEntry(raw);
+  }
+  return null;
+}
+
+/** Records a republish on the entry unless the worker removed it meanwhile. */
+export async function touchPendingEntry(redis: Redis, entry: PendingEntry): Promise<boolean> {
+  const r = await runScript<number>(redis, 'seckill-touch-pending', [keys.seckillPending(entry.voucherId)], [entry.orderId, JSON.stringify(entry)]);
+  return r === 1;
+}
+
+/**
+ * Gives back the unit of an accepted order that will never be written (a discarded dead
+ * letter): outbox entry, buyer and one unit of stock, together; a second call does nothing.
+ */
+export async function releaseOrder(redis: Redis, voucherId: string, orderId: string, userId: string): Promise<boolean> {
+  const r = await runScript<number>(
+    redis,
+    'seckill-release',
+    [keys.seckillStock(voucherId), keys.seckillBuyers(voucherId), keys.seckillPending(voucherId)],
+    [orderId, userId],
+  );
+  return r === 1;
+}
+
+export async function redisNowMs(redis: Redis): Promise<number> {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}

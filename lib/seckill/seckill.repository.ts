@@ -1,0 +1,119 @@
+/** SQL for tb_seckill_voucher and the buyers view of tb_voucher_order. */
+import { sql } from 'kysely';
+import type { DB, Executor } from '@/lib/db/client';
+
+export interface SeckillRow {
+  voucherId: string;
+  shopId: string;
+  type: number;
+  status: number;
+  initialStock: number;
+  stock: number;
+  beginTime: Date;
+  endTime: Date;
+}
+
+export async function findSeckillVoucher(db: Executor, voucherId: string): Promise<SeckillRow | undefined> {
+  const row = await db
+    .selectFrom('tb_seckill_voucher as s')
+    .innerJoin('tb_voucher as v', 'v.id', 's.voucher_id')
+    .select(['s.voucher_id', 'v.shop_id', 'v.type', 'v.status', 's.initial_stock', 's.stock', 's.begin_time', 's.end_time'])
+    .where('s.voucher_id', '=', voucherId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    voucherId: row.voucher_id,
+    shopId: row.shop_id,
+    type: row.type,
+    status: row.status,
+    initialStock: row.initial_stock,
+    stock: row.stock,
+    beginTime: row.begin_time,
+    endTime: row.end_time,
+  };
+}
+
+/** Every user with an order for the voucher, in id pages (a sale can have many buyers). */
+export async function* buyerIdPages(db: Executor, voucherId: string, pageSize = 5000): AsyncGenerator<string[]> {
+  let after = '0';
+  for (;;) {
+    const rows = await db
+      .selectFrom('tb_voucher_order')
+      .select('user_id')
+      .where('voucher_id', '=', voucherId)
+      .where('user_id', '>', after)
+      .orderBy('user_id')
+      .limit(pageSize)
+      .execute();
+    if (rows.length === 0) return;
+    yield rows.map((r) => r.user_id);
+    if (rows.length < pageSize) return;
+    after = rows[rows.length - 1]!.user_id;
+  }
+}
+
+/** Takes n units with the `stock >= n` guard; false when the DB has fewer left (or no such row). */
+export async function takeStock(db: Executor, voucherId: string, n: number): Promise<boolean> {
+  const r = await db
+    .updateTable('tb_seckill_voucher')
+    .set({ stock: sql<number>`stock - ${n}` })
+    .where('voucher_id', '=', voucherId)
+    .where('stock', '>=', n)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Adds n units to both the initial and remaining stock; returns the new initial stock. */
+export async function addStockRow(db: Executor, voucherId: string, n: number): Promise<number | undefined> {
+  const r = await db
+    .updateTable('tb_seckill_voucher')
+    .set({ initial_stock: sql<number>`initial_stock + ${n}`, stock: sql<number>`stock + ${n}` })
+    .where('voucher_id', '=', voucherId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) return undefined;
+  const row = await db.selectFrom('tb_seckill_voucher').select('initial_stock').where('voucher_id', '=', voucherId).executeTakeFirstOrThrow();
+  return row.initial_stock;
+}
+
+export interface DbStockCounts {
+  initialStock: number;
+  stock: number;
+  orders: number;
+  /** Users holding more than one order for the voucher (the unique key makes this 0). */
+  duplicateUsers: number;
+}
+
+export async function dbStockCounts(db: Executor, voucherId: string): Promise<DbStockCounts | undefined> {
+  const sv = await db.selectFrom('tb_seckill_voucher').select(['initial_stock', 'stock']).where('voucher_id', '=', voucherId).executeTakeFirst();
+  if (!sv) return undefined;
+  const counts = await db
+    .selectFrom('tb_voucher_order')
+    .select((eb) => [eb.fn.countAll<number>().as('orders'), sql<number>`COUNT(DISTINCT user_id)`.as('users')])
+    .where('voucher_id', '=', voucherId)
+    .executeTakeFirstOrThrow();
+  const orders = Number(counts.orders);
+  return { initialStock: sv.initial_stock, stock: sv.stock, orders, duplicateUsers: orders - Number(counts.users) };
+}
+
+/** Creates a seckill voucher (tb_voucher + tb_seckill_voucher) — test and benchmark fixture. */
+export async function insertSeckillVoucher(
+  db: DB,
+  v: { shopId: string; title: string; payValue: number; actualValue: number; stock: number; beginTime: Date; endTime: Date },
+): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    const res = await trx
+      .insertInto('tb_voucher')
+      .values({ shop_id: v.shopId, title: v.title, pay_value: v.payValue, actual_value: v.actualValue, type: 1 })
+      .executeTakeFirstOrThrow();
+    const id = String(res.insertId);
+    await trx
+      .insertInto('tb_seckill_voucher')
+      .values({ voucher_id: id, initial_stock: v.stock, stock: v.stock, begin_time: v.beginTime, end_time: v.endTime })
+      .execute();
+    return id;
+  });
+}
+
+export async function firstShopId(db: Executor): Promise<string | undefined> {
+  return (await db.selectFrom('tb_shop').select('id').orderBy('id').limit(1).executeTakeFirst())?.id;
+}

@@ -1,0 +1,37 @@
+/** A voucher's live flash-sale numbers as Redis holds them (shop page, admin live stock). */
+import type Redis from 'ioredis';
+import { keys } from '@/lib/redis/keys';
+
+export interface SeckillState {
+  initial: number;
+  remaining: number;
+  buyers: number;
+  pending: number;
+  beginTime: string | null;
+  endTime: string | null;
+}
+
+const iso = (ms: string | undefined) => (ms && Number.isFinite(Number(ms)) ? new Date(Number(ms)).toISOString() : null);
+
+/** null when the voucher has not been preheated. */
+export async function readSeckillState(redis: Redis, voucherId: string): Promise<SeckillState | null> {
+  const res = await redis
+    .multi()
+    .hgetall(keys.seckillMeta(voucherId))
+    .get(keys.seckillStock(voucherId))
+    .scard(keys.seckillBuyers(voucherId))
+    .hlen(keys.seckillPending(voucherId))
+    .exec();
+  if (!res) throw new Error('redis transaction aborted');
+  for (const [err] of res) if (err) throw err;
+  const meta = res[0]![1] as Record<string, string>;
+  if (!meta || meta.initial === undefined) return null;
+  return {
+    initial: Number(meta.initial),
+    remaining: Number(res[1]![1] ?? 0),
+    buyers: Number(res[2]![1]),
+    pending: Number(res[3]![1]),
+    beginTime: iso(meta.begin),
+    endTime: iso(meta.end),
+  };
+}
