@@ -1,12 +1,32 @@
 --[[
-  Takes a single-Redis lock if it is free and hands out the next fencing token.
-  KEYS[1]  lock:{name}        the lock (string holding the owner token, TTL = lease)
-  KEYS[2]  lock:{name}:fence  per-lock counter of grants (never expires, so tokens only grow)
-  ARGV[1]  owner token (random, unique per grant)
+  Takes (or re-enters) a single-Redis lock. The lock is a hash, as in Redisson: who owns it, how
+  many times the owner's call chain holds it, and the fencing token of this grant.
+  KEYS[1]  lock:{name}        hash { owner, count, fence }, TTL = lease
+  KEYS[2]  lock:{name}:fence  counter of grants; never expires, so tokens only ever grow
+  ARGV[1]  owner token (random per grant, reused by the same async call chain)
   ARGV[2]  lease in ms
-  Returns  fence (> 0) when granted | -pttl (<= 0) when held by someone else (the ms it has left)
+  ARGV[3]  'new' = take a free lock | 'reenter' = only count up a lock this owner already holds
+  Returns  fence (> 0) when granted or re-entered
+           | -ms (<= 0) busy: how long the current lease has left (0 when re-entry found it lost)
 ]]
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner == ARGV[1] then
+  redis.call('HINCRBY', KEYS[1], 'count', 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return tonumber(redis.call('HGET', KEYS[1], 'fence'))
 end
-return -math.max(redis.call('PTTL', KEYS[1]), 0)
+if ARGV[3] == 'reenter' then
+  return 0
+end
+if not owner then
+  local fence = redis.call('INCR', KEYS[2])
+  redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'count', 1, 'fence', fence)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return fence
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  -- A lock without expiry should not exist; make waiters look again after one lease, not spin.
+  ttl = tonumber(ARGV[2])
+end
+return -ttl

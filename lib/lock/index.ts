@@ -1,68 +1,75 @@
 /**
- * Distributed lock over the shared Redis (first version: SET NX PX + owner token, Lua
- * compare-and-delete release). The API below is the agreed contract; the internals harden later.
+ * Distributed locks for critical sections shared by every web and worker instance.
+ *
+ *   withLock(name, { leaseMs?, waitMs?, nodes? }, async (signal, fence) => …): Promise<T>
+ *     Runs the section holding lock `name` (Redis key `lock:{name}`); throws LockTimeoutError if
+ *     it is not granted within waitMs (default 0 = one try). leaseMs (default 10 s) is how long a
+ *     grant survives its holder dying; while the section runs a watchdog renews it every leaseMs/3.
+ *     `signal` aborts (reason: LockLostError) if the lease is lost anyway: check it before writing.
+ *     `fence` strictly increases per lock name with every grant: pass it to fenced writes.
+ *     The same async call chain may take the same lock again (re-entrant, counted in Redis); it
+ *     is freed when the outermost section ends.
+ *     nodes: 'single' (default) = the main REDIS_URL; waiting is push-based (the release
+ *     publishes, waiters subscribe) with no polling loop.
+ *     nodes: 'multi' = Redlock over REDLOCK_NODES (comma-separated URLs; empty = REDIS_URL alone),
+ *     granted only by a majority of them; a busy multi-node lock is retried every ~100 ms.
+ *   tryWithLock(name, { leaseMs?, nodes? }, section) → { acquired: true, value } | { acquired: false }
+ *     One try, no exception when busy.
+ *
+ * Fenced writes (refuse data from a holder that lost its lock):
+ *   setIfFenceNewer(redis, key, value, fence, ttlMs?) → boolean
+ *     Writes `key` only if no newer fence wrote or invalidated it (record at `<key>:fence`).
+ *   invalidateFenced(redis, lockName, key)
+ *     After changing the source of truth: deletes `key` and refuses fenced writes from every grant
+ *     of single-node lock `lockName` handed out before, e.g. a cache rebuild that read old rows.
+ *   Cache rebuild:  withLock(`shop:${id}`, { waitMs: 200 }, async (signal, fence) => {
+ *                     const row = await readShop(db, id);
+ *                     if (!signal.aborted) await setIfFenceNewer(redis, keys.shop(id), JSON.stringify(row), fence, ttl);
+ *                   })
+ *   Shop update:    update the row, then invalidateFenced(redis, `shop:${id}`, keys.shop(id)).
+ *
+ * Processes that exit on their own call closeLocks() (the release subscriber keeps a connection).
  */
-import { randomBytes } from 'node:crypto';
+import { env } from '@/lib/env';
+import { runLocked, tryRunLocked, type LockBackend, type LockOptions as BaseLockOptions, type Section } from '@/lib/lock/core';
+import { multiNodeBackend, type MultiNodeBackend } from '@/lib/lock/multi';
+import { singleNodeBackend, type SingleNodeBackend } from '@/lib/lock/single';
 import { redis } from '@/lib/redis/client';
-import { keys } from '@/lib/redis/keys';
-import { runScript } from '@/lib/redis/scripts';
 
-export class LockTimeoutError extends Error {
-  constructor(readonly lockName: string, waitedMs: number) {
-    super(`lock "${lockName}" still busy after ${waitedMs} ms`);
-    this.name = 'LockTimeoutError';
+export { LockTimeoutError, LockLostError } from '@/lib/lock/core';
+export { setIfFenceNewer, invalidateFenced } from '@/lib/lock/fence';
+
+export interface LockOptions extends BaseLockOptions {
+  /** 'single' (default): the main Redis. 'multi': a majority of REDLOCK_NODES. */
+  nodes?: 'single' | 'multi';
+}
+
+const g = globalThis as unknown as { __hmdpLocks?: { single?: SingleNodeBackend; multi?: MultiNodeBackend } };
+const backends = (g.__hmdpLocks ??= {});
+
+function backendFor(opts: LockOptions): LockBackend {
+  if (opts.nodes === 'multi') {
+    return (backends.multi ??= multiNodeBackend(env.REDLOCK_NODES.length > 0 ? env.REDLOCK_NODES : [env.REDIS_URL]));
   }
+  return (backends.single ??= singleNodeBackend(redis));
 }
 
-export interface LockOptions {
-  /** How long a grant lives without renewal (default 10 000 ms). */
-  leaseMs?: number;
-  /** How long to wait for a busy lock (default 0 = try once). */
-  waitMs?: number;
+export function withLock<T>(name: string, opts: LockOptions, fn: Section<T>): Promise<T> {
+  return runLocked(backendFor(opts), name, opts, fn);
 }
 
-const DEFAULT_LEASE_MS = 10_000;
-
-async function acquire(name: string, token: string, leaseMs: number): Promise<number> {
-  return runScript<number>(redis, 'lock-acquire', [keys.lock(name), keys.lockFence(name)], [token, leaseMs]);
-}
-
-async function release(name: string, token: string): Promise<void> {
-  await runScript(redis, 'lock-release', [keys.lock(name)], [token]);
-}
-
-async function run<T>(name: string, token: string, fence: number, fn: (signal: AbortSignal, fence: number) => Promise<T>): Promise<T> {
-  const ctl = new AbortController();
-  try {
-    return await fn(ctl.signal, fence);
-  } finally {
-    await release(name, token);
-  }
-}
-
-export async function withLock<T>(name: string, opts: LockOptions, fn: (signal: AbortSignal, fence: number) => Promise<T>): Promise<T> {
-  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-  const waitMs = opts.waitMs ?? 0;
-  const token = randomBytes(16).toString('hex');
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const r = await acquire(name, token, leaseMs);
-    if (r > 0) return run(name, token, r, fn);
-    const left = deadline - Date.now();
-    if (left <= 0) throw new LockTimeoutError(name, waitMs);
-    await new Promise((res) => setTimeout(res, Math.min(left, Math.max(-r, 20), 50)));
-  }
-}
-
-export async function tryWithLock<T>(
+export function tryWithLock<T>(
   name: string,
   opts: Omit<LockOptions, 'waitMs'>,
-  fn: (signal: AbortSignal, fence: number) => Promise<T>,
+  fn: Section<T>,
 ): Promise<{ acquired: true; value: T } | { acquired: false }> {
-  try {
-    return { acquired: true, value: await withLock(name, { ...opts, waitMs: 0 }, fn) };
-  } catch (err) {
-    if (err instanceof LockTimeoutError) return { acquired: false };
-    throw err;
-  }
+  return tryRunLocked(backendFor(opts), name, { ...opts, waitMs: 0 }, fn);
+}
+
+/** Closes the lock's own connections (release subscriber, multi-node clients); not the main Redis. */
+export async function closeLocks(): Promise<void> {
+  const { single, multi } = backends;
+  backends.single = undefined;
+  backends.multi = undefined;
+  await Promise.all([single?.close(), multi?.close()]);
 }

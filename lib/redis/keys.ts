@@ -13,10 +13,14 @@ export const keys = {
   shopTypeList: () => 'cache:shop-type:list',
   shopGeo: (typeId: string) => `geo:shop:{${typeId}}`,
   shopLock: (id: string) => `lock:shop:{${id}}`,
-  /** Distributed lock named `name` (lib/lock), its fencing counter and its release channel. */
+  /** Distributed lock named `name` (lib/lock): hash {owner, count, fence}, its fencing counter, its release channel. */
   lock: (name: string) => `lock:{${name}}`,
   lockFence: (name: string) => `lock:{${name}}:fence`,
   lockReleased: (name: string) => `lock:{${name}}:released`,
+  /** The multi-node (redlock) lock of the same name lives under its own key on each node. */
+  lockMulti: (name: string) => `lock:{${name}}:multi`,
+  /** Newest fencing token that wrote or invalidated `key` (lib/lock fenced writes); same hash tag as `key`. */
+  fenceRecord: (key: string) => `${key}:fence`,
   seckillMeta: (vid: string) => `seckill:{${vid}}:meta`,
   seckillStock: (vid: string) => `seckill:{${vid}}:stock`,
   seckillBuyers: (vid: string) => `seckill:{${vid}}:buyers`,

@@ -1,0 +1,28 @@
+/**
+ * Fenced writes: a value guarded by a lock carries the fence of the grant that wrote it, and a
+ * write with an older fence is refused, so a holder that silently lost its lock (a long GC pause,
+ * a slow rebuild) cannot put stale data back. See the API notes in lib/lock/index.ts.
+ */
+import type Redis from 'ioredis';
+import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
+
+/** Fence records outlive the values they guard (a stale holder may wake up long after). */
+const FENCE_RECORD_MIN_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Sets `key` to `value` unless a newer fence already wrote or invalidated it; true when written. */
+export async function setIfFenceNewer(client: Redis, key: string, value: string, fence: number, ttlMs = 0): Promise<boolean> {
+  const recordTtl = Math.max(ttlMs, FENCE_RECORD_MIN_TTL_MS);
+  const r = await runScript<number>(client, 'lock-fenced-set', [key, keys.fenceRecord(key)], [value, fence, ttlMs, recordTtl]);
+  return r === 1;
+}
+
+/**
+ * Deletes `key` after its source of truth changed, and refuses from then on every fenced write
+ * from a grant of lock `lockName` handed out before this call (a rebuild that read the old data).
+ * Takes a fence from the single-node lock's counter, so pair it with single-node locks.
+ */
+export async function invalidateFenced(client: Redis, lockName: string, key: string): Promise<void> {
+  const fence = await client.incr(keys.lockFence(lockName));
+  await runScript(client, 'lock-fenced-del', [key, keys.fenceRecord(key)], [fence, FENCE_RECORD_MIN_TTL_MS]);
+}

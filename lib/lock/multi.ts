@@ -1,0 +1,113 @@
+/**
+ * The multi-node lock (the seeds' MultiLock, done as Redlock): the same lock is taken on N
+ * independent Redis nodes and counts as granted only when a majority said yes within the lease,
+ * so losing a minority of nodes neither blocks the product nor lets two holders in.
+ * Taking / renewing / releasing is @sesamecare-oss/redlock; fences and re-entry are ours.
+ */
+import { ExecutionError, Redlock, type Lock } from '@sesamecare-oss/redlock';
+import type Redis from 'ioredis';
+import type { Grant, LockBackend } from '@/lib/lock/core';
+import { log } from '@/lib/log';
+import { createRedis } from '@/lib/redis/client';
+import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
+
+/** Between two tries for a busy multi-node lock (Redlock retries; there is no cross-node release channel). */
+const RETRY_DELAY_MS = 100;
+
+export interface MultiNodeBackend extends LockBackend {
+  close(): Promise<void>;
+}
+
+/** A client per node that fails fast when its node is down, so a dead node costs a vote, not the lease. */
+export function connectLockNode(url: string): Redis {
+  return createRedis(url, { maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1000 });
+}
+
+function dbOf(url: string): number {
+  return Number(new URL(url).pathname.slice(1) || 0);
+}
+
+/** Resolves with the first `need` results, or rejects once that many can no longer succeed. */
+function quorum<T>(calls: Promise<T>[], need: number): Promise<T[]> {
+  return new Promise((resolve, reject) => {
+    const ok: T[] = [];
+    let failed = 0;
+    for (const call of calls) {
+      call.then(
+        (v) => {
+          ok.push(v);
+          if (ok.length === need) resolve(ok);
+        },
+        () => {
+          failed += 1;
+          if (calls.length - failed < need) reject(new Error(`only ${calls.length - failed} of ${calls.length} lock nodes answered`));
+        },
+      );
+    }
+  });
+}
+
+let ids = 0;
+
+export function multiNodeBackend(urls: string[]): MultiNodeBackend {
+  if (urls.length === 0) throw new Error('a multi-node lock needs at least one node');
+  const db = dbOf(urls[0]!);
+  if (urls.some((u) => dbOf(u) !== db)) throw new Error('every lock node must use the same db index');
+  const nodes = urls.map(connectLockNode);
+  const need = Math.floor(nodes.length / 2) + 1;
+  // Redlock SELECTs this db inside its scripts, so it must match the URLs.
+  const redlock = new Redlock(nodes, { retryCount: 0, retryDelay: RETRY_DELAY_MS, retryJitter: RETRY_DELAY_MS / 2, db });
+
+  /** Majority read, max + 1, majority raise: any later grant's majority sees this fence. */
+  async function nextFence(name: string): Promise<number> {
+    const seen = await quorum(nodes.map((n) => n.get(keys.lockFence(name))), need);
+    const fence = Math.max(...seen.map((v) => Number(v ?? 0))) + 1;
+    await quorum(nodes.map((n) => runScript<number>(n, 'lock-fence-raise', [keys.lockFence(name)], [fence])), need);
+    return fence;
+  }
+
+  const isRefusal = (err: unknown) => err instanceof ExecutionError;
+
+  return {
+    id: `multi:${++ids}`,
+    async acquire(name, leaseMs, waitMs) {
+      const retryCount = waitMs > 0 ? Math.ceil(waitMs / RETRY_DELAY_MS) : 0;
+      let lock: Lock;
+      try {
+        lock = await redlock.acquire([keys.lockMulti(name)], leaseMs, { retryCount });
+      } catch (err) {
+        if (isRefusal(err)) return null;
+        throw err;
+      }
+      const release = () => redlock.release(lock, { retryCount: 0 }).then(() => undefined);
+      let fence: number;
+      try {
+        fence = await nextFence(name);
+      } catch (err) {
+        log.warn({ lock: name, err: (err as Error).message }, 'multi-node lock granted but no majority for its fence');
+        await release().catch(() => undefined);
+        return null;
+      }
+      const grant: Grant = {
+        fence,
+        async renew() {
+          try {
+            lock = await redlock.extend(lock, leaseMs, { retryCount: 0 });
+            return true;
+          } catch (err) {
+            if (isRefusal(err)) return false;
+            throw err;
+          }
+        },
+        release,
+      };
+      return grant;
+    },
+    // The grant spans the whole outer section, so an inner hold in the same call chain needs no round trip.
+    reenter: async () => async () => undefined,
+    async close() {
+      await Promise.all(nodes.map((n) => n.quit().catch(() => n.disconnect())));
+    },
+  };
+}
