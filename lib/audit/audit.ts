@@ -2,7 +2,9 @@
  * The audit trail of admin actions (who, what, when, before → after). `recordAudit` runs inside
  * the caller's transaction, so an action and its audit row commit or roll back together.
  */
+import { z } from 'zod';
 import type { Executor } from '@/lib/db/client';
+import { ownerScope, type Actor } from '@/lib/admin/access';
 import { insertAuditRow, listAuditRows, type AuditQuery } from '@/lib/audit/audit.repository';
 
 export interface AuditEntry {
@@ -66,4 +68,20 @@ export async function listAudit(db: Executor, q: AuditQuery): Promise<AuditView[
     after: parse(r.after_json),
     at: r.create_time.toISOString(),
   }));
+}
+
+export const listAuditQuery = z
+  .object({
+    targetType: z.enum(['voucher', 'shop', 'dead-letter']).optional(),
+    targetId: z.string().regex(/^[1-9]\d{0,18}$/, 'targetId 不合法').optional(),
+    /** Keyset paging: rows older than this id. */
+    before: z.string().regex(/^[1-9]\d{0,18}$/, 'before 不合法').optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+  })
+  .strict();
+
+/** The audit log as a console user may see it: everything for an admin, a merchant's own scope. */
+export async function listAuditLog(db: Executor, actor: Actor, q: z.infer<typeof listAuditQuery>): Promise<{ items: AuditView[]; nextBefore: string | null }> {
+  const items = await listAudit(db, { merchantId: ownerScope(actor), targetType: q.targetType, targetId: q.targetId, beforeId: q.before, limit: q.limit });
+  return { items, nextBefore: items.length === q.limit ? items[items.length - 1]!.id : null };
 }
