@@ -77,5 +77,7 @@ export async function closeMq(): Promise<void> {
   state.conn = undefined;
   state.pub = undefined;
   state.failedAt = undefined;
-  if (conn) await (await conn.catch(() => undefined))?.close().catch(() => {});
+  const open = conn ? await conn.catch(() => undefined) : undefined;
+  // A broker that vanished never answers close-ok; don't let shutdown wait on it.
+  if (open) await Promise.race([open.close().catch(() => {}), new Promise((r) => setTimeout(r, 2000).unref())]);
 }

@@ -120,15 +120,21 @@ export async function insertDeadLetterOnce(db: Executor, d: DeadLetterInput): Pr
 export type DeadLetterStatus = 'dead' | 'replayed' | 'discarded';
 
 /** The latest dead-letter status per order id, for orders that have one. */
-export async function deadLetterStatuses(db: Executor, orderIds: string[]): Promise<Map<string, { status: DeadLetterStatus; userId: string | null }>> {
-  const out = new Map<string, { status: DeadLetterStatus; userId: string | null }>();
+export interface DeadLetterState {
+  status: DeadLetterStatus;
+  userId: string | null;
+  voucherId: string | null;
+}
+
+export async function deadLetterStatuses(db: Executor, orderIds: string[]): Promise<Map<string, DeadLetterState>> {
+  const out = new Map<string, DeadLetterState>();
   if (orderIds.length === 0) return out;
   const rows = await db
     .selectFrom('tb_order_dead_letter')
-    .select(['order_id', 'status', 'user_id'])
+    .select(['order_id', 'status', 'user_id', 'voucher_id'])
     .where('order_id', 'in', orderIds)
     .orderBy('id')
     .execute();
-  for (const r of rows) if (r.order_id) out.set(r.order_id, { status: r.status, userId: r.user_id });
+  for (const r of rows) if (r.order_id) out.set(r.order_id, { status: r.status, userId: r.user_id, voucherId: r.voucher_id });
   return out;
 }

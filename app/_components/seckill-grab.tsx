@@ -1,0 +1,177 @@
+'use client';
+
+/**
+ * One flash-sale voucher's grab box: countdown before the start, remaining stock (kept fresh by
+ * the page that renders this), a grab button with an in-flight state, the outcome in words, then
+ * polling the order until the worker has created it. The server decides everything; the clock
+ * here only drives the countdown.
+ */
+import Link from 'next/link';
+import { useEffect, useRef, useState } from 'react';
+import { api, ApiError } from '@/lib/web/client-api';
+
+export interface SeckillGrabProps {
+  voucherId: string;
+  beginTime: string;
+  endTime: string;
+  remaining: number | null;
+}
+
+type OrderState = 'pending' | 'created' | 'failed';
+type Outcome =
+  | { kind: 'order'; orderId: string; state: OrderState }
+  | { kind: 'refused'; code: 'ALREADY_BOUGHT' | 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED'; text: string }
+  | { kind: 'error'; text: string };
+
+const REFUSALS = { ALREADY_BOUGHT: '已抢过', SOLD_OUT: '已售罄', NOT_STARTED: '未开始', ENDED: '已结束' } as const;
+
+function countdown(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const d = Math.floor(s / 86400);
+  const hms = [Math.floor((s % 86400) / 3600), Math.floor((s % 3600) / 60), s % 60].map((n) => String(n).padStart(2, '0')).join(':');
+  return d > 0 ? `${d} 天 ${hms}` : hms;
+}
+
+function useNow(): number | null {
+  // null until mounted: the server render must not depend on the clock.
+  const [now, setNow] = useState<number | null>(null);
+  useEffect(() => {
+    const tick = () => setNow(Date.now());
+    const first = setTimeout(tick, 0);
+    const t = setInterval(tick, 1000);
+    return () => {
+      clearTimeout(first);
+      clearInterval(t);
+    };
+  }, []);
+  return now;
+}
+
+/** Polls GET /api/orders/{id} with a gentle backoff until the order leaves `pending`. */
+function useOrderPolling(outcome: Outcome | null, onSettled: (state: OrderState) => void) {
+  const orderId = outcome?.kind === 'order' && outcome.state === 'pending' ? outcome.orderId : null;
+  // The countdown re-renders every second; the poll loop must not restart with it.
+  const settled = useRef(onSettled);
+  useEffect(() => {
+    settled.current = onSettled;
+  });
+  useEffect(() => {
+    if (!orderId) return;
+    let cancelled = false;
+    let delay = 400;
+    let timer: ReturnType<typeof setTimeout>;
+    const poll = async () => {
+      try {
+        const o = await api<{ state: OrderState }>(`/api/orders/${orderId}`);
+        if (cancelled) return;
+        if (o.state !== 'pending') return settled.current(o.state);
+      } catch {
+        // A blip (or the order not visible for a moment): keep polling.
+      }
+      delay = Math.min(delay * 1.5, 3000);
+      if (!cancelled) timer = setTimeout(poll, delay);
+    };
+    timer = setTimeout(poll, delay);
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [orderId]);
+}
+
+export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: SeckillGrabProps) {
+  const now = useNow();
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const begin = Date.parse(beginTime);
+  const end = Date.parse(endTime);
+  const phase = now === null ? 'loading' : now < begin ? 'upcoming' : now >= end ? 'ended' : 'live';
+  const soldOut = remaining === 0 || (outcome?.kind === 'refused' && outcome.code === 'SOLD_OUT');
+  const done = outcome?.kind === 'order' || (outcome?.kind === 'refused' && outcome.code === 'ALREADY_BOUGHT');
+
+  useOrderPolling(outcome, (state) => setOutcome((o) => (o?.kind === 'order' ? { ...o, state } : o)));
+
+  async function grab() {
+    setBusy(true);
+    setOutcome(null);
+    try {
+      const r = await api<{ orderId: string; status: 'pending' | 'created' }>(`/api/seckill/${voucherId}`, { method: 'POST' });
+      setOutcome({ kind: 'order', orderId: r.orderId, state: r.status });
+    } catch (e) {
+      const err = e instanceof ApiError ? e : new ApiError(0, 'NETWORK', '网络异常，请稍后再试');
+      if (err.code in REFUSALS) {
+        const code = err.code as keyof typeof REFUSALS;
+        setOutcome({ kind: 'refused', code, text: REFUSALS[code] });
+      } else setOutcome({ kind: 'error', text: err.message });
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const label =
+    phase === 'loading' ? '加载中…'
+    : phase === 'upcoming' ? '即将开抢'
+    : phase === 'ended' ? '已结束'
+    : busy ? '抢购中…'
+    : soldOut ? '已售罄'
+    : done ? '已抢到'
+    : '立即抢购';
+  const disabled = phase !== 'live' || busy || soldOut || done;
+
+  return (
+    <div className="rounded-lg border border-brand/30 bg-brand/5 p-3" data-testid="seckill-grab" data-voucher-id={voucherId}>
+      <div className="flex items-center justify-between gap-3">
+        <div className="text-sm">
+          {phase === 'upcoming' && now !== null && (
+            <p className="text-brand" data-testid="seckill-countdown">
+              距开抢 <span className="font-mono tabular-nums">{countdown(begin - now)}</span>
+            </p>
+          )}
+          {phase === 'live' && now !== null && (
+            <p className="text-gray-500" data-testid="seckill-countdown">
+              距结束 <span className="font-mono tabular-nums">{countdown(end - now)}</span>
+            </p>
+          )}
+          {phase === 'ended' && <p className="text-gray-400">活动已结束</p>}
+          <p className="text-xs text-gray-500" data-testid="seckill-remaining">
+            {remaining === null ? '库存加载中' : `剩余 ${remaining} 张`}
+          </p>
+        </div>
+        <button
+          type="button"
+          data-testid="seckill-button"
+          disabled={disabled}
+          onClick={grab}
+          className="shrink-0 rounded-full bg-brand px-5 py-2 text-sm font-medium text-white active:bg-brand-dark disabled:bg-gray-300"
+        >
+          {label}
+        </button>
+      </div>
+      {outcome && <OutcomeLine outcome={outcome} />}
+    </div>
+  );
+}
+
+function OutcomeLine({ outcome }: { outcome: Outcome }) {
+  if (outcome.kind === 'order') {
+    const text =
+      outcome.state === 'created' ? '抢购成功！订单已生成'
+      : outcome.state === 'failed' ? '抢购成功，但下单失败，请联系客服'
+      : '抢购成功，正在生成订单…';
+    return (
+      <p role="status" className="mt-2 text-sm text-green-700" data-testid="seckill-result" data-state={outcome.state}>
+        {text}
+        {outcome.state === 'created' && (
+          <Link href="/orders" className="ml-2 text-brand underline" data-testid="seckill-order-link">
+            查看订单
+          </Link>
+        )}
+      </p>
+    );
+  }
+  return (
+    <p role="alert" className="mt-2 text-sm text-red-600" data-testid="seckill-result" data-state={outcome.kind === 'refused' ? outcome.code : 'error'}>
+      {outcome.text}
+    </p>
+  );
+}

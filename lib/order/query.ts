@@ -1,0 +1,80 @@
+/**
+ * Orders as their owner sees them (DESIGN §5 step 5). An accepted grab is `pending` while it sits
+ * in the Redis outbox, `created` once the worker has written it, `failed` if it was dead-lettered.
+ * Someone else's order reads as not found.
+ */
+import type Redis from 'ioredis';
+import type { Executor } from '@/lib/db/client';
+import { notFound } from '@/lib/errors';
+import { idTime } from '@/lib/id';
+import { deadLetterStatuses, findOrderView, listUserOrderViews, type OrderView } from '@/lib/order/order.repository';
+import { findPendingOrder } from '@/lib/seckill/outbox';
+
+export type OrderState = 'pending' | 'created' | 'failed';
+
+export interface OrderDto {
+  id: string;
+  voucherId: string;
+  state: OrderState;
+  /** tb_voucher_order.status once created: 1 unpaid, 2 paid, 3 used, 4 cancelled, 5 refunding, 6 refunded. */
+  orderStatus: number | null;
+  createdAt: string;
+  voucher: { title: string; payValue: number; actualValue: number } | null;
+  shop: { id: string; name: string } | null;
+}
+
+function fromView(v: OrderView): OrderDto {
+  return {
+    id: v.id,
+    voucherId: v.voucherId,
+    state: 'created',
+    orderStatus: v.orderStatus,
+    createdAt: v.createdAt.toISOString(),
+    voucher: v.voucherTitle === null ? null : { title: v.voucherTitle, payValue: v.payValue ?? 0, actualValue: v.actualValue ?? 0 },
+    shop: v.shopId && v.shopName ? { id: v.shopId, name: v.shopName } : null,
+  };
+}
+
+const inFlight = (id: string, voucherId: string, at: number, state: OrderState): OrderDto => ({
+  id,
+  voucherId,
+  state,
+  orderStatus: null,
+  createdAt: new Date(at).toISOString(),
+  voucher: null,
+  shop: null,
+});
+
+export async function getMyOrder(db: Executor, redis: Redis, userId: string, orderId: string): Promise<OrderDto> {
+  const created = await findOrderView(db, orderId);
+  if (created) {
+    if (created.userId !== userId) throw notFound('订单');
+    return fromView(created);
+  }
+  const pending = await findPendingOrder(redis, orderId);
+  if (pending) {
+    if (pending.userId !== userId) throw notFound('订单');
+    const dead = (await deadLetterStatuses(db, [orderId])).get(orderId);
+    return inFlight(orderId, pending.voucherId, pending.at, dead && dead.status !== 'replayed' ? 'failed' : 'pending');
+  }
+  // The worker commits before it clears the outbox: an order that just left the outbox is in MySQL.
+  const committed = await findOrderView(db, orderId);
+  if (committed && committed.userId === userId) return fromView(committed);
+  // Out of the outbox and not in MySQL: a dead letter (the admin discarded it, or replayed it and
+  // the copy is on its way), or no order of this user at all.
+  const dead = (await deadLetterStatuses(db, [orderId])).get(orderId);
+  if (!dead || dead.userId !== userId || !dead.voucherId) throw notFound('订单');
+  return inFlight(orderId, dead.voucherId, idTime(orderId).getTime(), dead.status === 'replayed' ? 'pending' : 'failed');
+}
+
+export interface OrderPage {
+  items: OrderDto[];
+  page: number;
+  size: number;
+  hasMore: boolean;
+}
+
+export async function listMyOrders(db: Executor, userId: string, page: number, size: number): Promise<OrderPage> {
+  const rows = await listUserOrderViews(db, userId, (page - 1) * size, size + 1);
+  return { items: rows.slice(0, size).map(fromView), page, size, hasMore: rows.length > size };
+}
