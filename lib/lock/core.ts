@@ -29,7 +29,10 @@ export type Section<T> = (signal: AbortSignal, fence: number) => Promise<T>;
 /** One grant of a lock to one holder. */
 export interface Grant {
   readonly fence: number;
-  renew(): Promise<boolean>;
+  /** Until when (epoch ms) the grant is known to be ours: the lease counted from when the winning try was sent. */
+  readonly validUntil: number;
+  /** Renews the lease; resolves to the new validUntil, or null when the grant turned out lost. */
+  renew(): Promise<number | null>;
   release(): Promise<void>;
 }
 
@@ -82,7 +85,6 @@ export async function tryRunLocked<T>(
     }
   }
 
-  const requestedAt = Date.now();
   const grant = await backend.acquire(name, leaseMs, waitMs);
   if (!grant) return { acquired: false };
 
@@ -90,7 +92,7 @@ export async function tryRunLocked<T>(
   const watchdog = startWatchdog({
     lockName: name,
     leaseMs,
-    grantedAt: requestedAt,
+    validUntil: grant.validUntil,
     renew: () => grant.renew(),
     onLost: (err) => {
       log.warn({ lock: name, fence: grant.fence }, err.message);

@@ -11,8 +11,9 @@
  *     is freed when the outermost section ends.
  *     nodes: 'single' (default) = the main REDIS_URL; waiting is push-based (the release
  *     publishes, waiters subscribe) with no polling loop.
- *     nodes: 'multi' = Redlock over REDLOCK_NODES (comma-separated URLs; empty = REDIS_URL alone),
- *     granted only by a majority of them; a busy multi-node lock is retried every ~100 ms.
+ *     nodes: 'multi' = Redlock over REDIS_URL plus the extra nodes in REDLOCK_NODES (comma-separated
+ *     URLs, same db index; none = REDIS_URL alone), granted only by a majority of them; a busy
+ *     multi-node lock is retried every ~100 ms (no release channel spans the nodes).
  *   tryWithLock(name, { leaseMs?, nodes? }, section) → { acquired: true, value } | { acquired: false }
  *     One try, no exception when busy.
  *
@@ -40,7 +41,7 @@ export { LockTimeoutError, LockLostError } from '@/lib/lock/core';
 export { setIfFenceNewer, invalidateFenced } from '@/lib/lock/fence';
 
 export interface LockOptions extends BaseLockOptions {
-  /** 'single' (default): the main Redis. 'multi': a majority of REDLOCK_NODES. */
+  /** 'single' (default): the main Redis. 'multi': a majority of REDIS_URL + REDLOCK_NODES. */
   nodes?: 'single' | 'multi';
 }
 
@@ -49,7 +50,7 @@ const backends = (g.__hmdpLocks ??= {});
 
 function backendFor(opts: LockOptions): LockBackend {
   if (opts.nodes === 'multi') {
-    return (backends.multi ??= multiNodeBackend(env.REDLOCK_NODES.length > 0 ? env.REDLOCK_NODES : [env.REDIS_URL]));
+    return (backends.multi ??= multiNodeBackend([...new Set([env.REDIS_URL, ...env.REDLOCK_NODES])]));
   }
   return (backends.single ??= singleNodeBackend(redis));
 }

@@ -19,9 +19,26 @@ export interface MultiNodeBackend extends LockBackend {
   close(): Promise<void>;
 }
 
-/** A client per node that fails fast when its node is down, so a dead node costs a vote, not the lease. */
+/**
+ * A client per node that fails fast while its node is down (no offline queue, short timeouts),
+ * so a dead node costs one vote at once instead of stalling every attempt.
+ */
 export function connectLockNode(url: string): Redis {
-  return createRedis(url, { maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1000 });
+  return createRedis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1000 });
+}
+
+/** Without an offline queue the first command must wait for the connection (or give up on it). */
+function connected(node: Redis, ms: number): Promise<void> {
+  if (node.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      node.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    node.once('ready', done);
+  });
 }
 
 function dbOf(url: string): number {
@@ -53,9 +70,11 @@ let ids = 0;
 export function multiNodeBackend(urls: string[]): MultiNodeBackend {
   if (urls.length === 0) throw new Error('a multi-node lock needs at least one node');
   const db = dbOf(urls[0]!);
-  if (urls.some((u) => dbOf(u) !== db)) throw new Error('every lock node must use the same db index');
+  const odd = urls.find((u) => dbOf(u) !== db);
+  if (odd !== undefined) throw new Error(`every lock node must use the db index of the first (${db}); ${new URL(odd).host} uses ${dbOf(odd)}`);
   const nodes = urls.map(connectLockNode);
   const need = Math.floor(nodes.length / 2) + 1;
+  const firstConnect = Promise.all(nodes.map((n) => connected(n, 1000)));
   // Redlock SELECTs this db inside its scripts, so it must match the URLs.
   const redlock = new Redlock(nodes, { retryCount: 0, retryDelay: RETRY_DELAY_MS, retryJitter: RETRY_DELAY_MS / 2, db });
 
@@ -72,6 +91,7 @@ export function multiNodeBackend(urls: string[]): MultiNodeBackend {
   return {
     id: `multi:${++ids}`,
     async acquire(name, leaseMs, waitMs) {
+      await firstConnect;
       const retryCount = waitMs > 0 ? Math.ceil(waitMs / RETRY_DELAY_MS) : 0;
       let lock: Lock;
       try {
@@ -89,14 +109,20 @@ export function multiNodeBackend(urls: string[]): MultiNodeBackend {
         await release().catch(() => undefined);
         return null;
       }
+      if (Date.now() >= lock.expiration) {
+        await release().catch(() => undefined);
+        return null; // the votes and the fence took the whole lease: nothing left to run in
+      }
+      // Redlock's expiration counts from when the winning try was sent, minus clock drift.
       const grant: Grant = {
         fence,
+        validUntil: lock.expiration,
         async renew() {
           try {
             lock = await redlock.extend(lock, leaseMs, { retryCount: 0 });
-            return true;
+            return lock.expiration;
           } catch (err) {
-            if (isRefusal(err)) return false;
+            if (isRefusal(err)) return null;
             throw err;
           }
         },

@@ -20,19 +20,28 @@ export interface SingleNodeBackend extends LockBackend {
   close(): Promise<void>;
 }
 
-/** `client` must have the lua/ scripts defined (every client from createRedis has). */
 let ids = 0;
 
+/** `client` must have the lua/ scripts defined (every client from createRedis has). */
 export function singleNodeBackend(client: Redis): SingleNodeBackend {
   const bus = new ReleaseBus(client);
 
-  const take = (name: string, token: string, leaseMs: number, mode: 'new' | 'reenter') =>
-    runScript<number>(client, 'lock-acquire', [keys.lock(name), keys.lockFence(name)], [token, leaseMs, mode]);
+  /** One try; `sentAt` is when it left, as the lease it may grant is only known to run from then. */
+  const take = async (name: string, token: string, leaseMs: number, mode: 'new' | 'reenter') => {
+    const sentAt = Date.now();
+    const r = await runScript<number>(client, 'lock-acquire', [keys.lock(name), keys.lockFence(name)], [token, leaseMs, mode]);
+    return { r, validUntil: sentAt + leaseMs };
+  };
 
-  const grantOf = (name: string, token: string, leaseMs: number, fence: number): Grant & { token: string } => ({
+  const grantOf = (name: string, token: string, leaseMs: number, fence: number, validUntil: number): Grant & { token: string } => ({
     token,
     fence,
-    renew: async () => (await runScript<number>(client, 'lock-extend', [keys.lock(name)], [token, leaseMs])) === 1,
+    validUntil,
+    renew: async () => {
+      const sentAt = Date.now();
+      const renewed = await runScript<number>(client, 'lock-extend', [keys.lock(name)], [token, leaseMs]);
+      return renewed === 1 ? sentAt + leaseMs : null;
+    },
     release: async () => {
       await runScript<number>(client, 'lock-release', [keys.lock(name), keys.lockReleased(name)], [token, leaseMs]);
     },
@@ -43,7 +52,7 @@ export function singleNodeBackend(client: Redis): SingleNodeBackend {
     async acquire(name, leaseMs, waitMs) {
       const token = randomBytes(16).toString('hex');
       const first = await take(name, token, leaseMs, 'new');
-      if (first > 0) return grantOf(name, token, leaseMs, first);
+      if (first.r > 0) return grantOf(name, token, leaseMs, first.r, first.validUntil);
       if (waitMs <= 0) return null;
 
       // Subscribe first, then look again: a release between the two cannot slip past unseen.
@@ -54,10 +63,10 @@ export function singleNodeBackend(client: Redis): SingleNodeBackend {
       try {
         await settledWithin(waiter.ready, waitMs);
         for (;;) {
-          const r = await take(name, token, leaseMs, 'new');
+          const { r, validUntil } = await take(name, token, leaseMs, 'new');
           if (r > 0) {
             fence = r;
-            return grantOf(name, token, leaseMs, r);
+            return grantOf(name, token, leaseMs, r, validUntil);
           }
           const left = deadline - Date.now();
           if (left <= 0) return null;
@@ -69,8 +78,8 @@ export function singleNodeBackend(client: Redis): SingleNodeBackend {
     },
     async reenter(name, grant, leaseMs) {
       const { token } = grant as Grant & { token: string };
-      const fence = await take(name, token, leaseMs, 'reenter');
-      return fence > 0 ? grantOf(name, token, leaseMs, fence).release : null;
+      const { r, validUntil } = await take(name, token, leaseMs, 'reenter');
+      return r > 0 ? grantOf(name, token, leaseMs, r, validUntil).release : null;
     },
     close: () => bus.close(),
   };

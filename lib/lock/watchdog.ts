@@ -18,14 +18,15 @@ export interface Watchdog {
 export function startWatchdog(opts: {
   lockName: string;
   leaseMs: number;
-  /** When the grant was requested: the lease is only known to run from then. */
-  grantedAt: number;
-  renew: () => Promise<boolean>;
+  /** Until when the grant is known to be ours (its lease counted from when it was asked for). */
+  validUntil: number;
+  /** Resolves to the new validUntil, or null when the lock is known lost. */
+  renew: () => Promise<number | null>;
   onLost: (err: LockLostError) => void;
 }): Watchdog {
   const { lockName, leaseMs, renew, onLost } = opts;
   const period = Math.max(1, Math.floor(leaseMs / 3));
-  let validUntil = opts.grantedAt + leaseMs;
+  let validUntil = opts.validUntil;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
@@ -43,9 +44,8 @@ export function startWatchdog(opts: {
 
   const tick = async () => {
     if (stopped) return;
-    const sentAt = Date.now();
-    if (sentAt >= validUntil) return lose('lease ran out before it could be renewed');
-    let renewed: boolean;
+    if (Date.now() >= validUntil) return lose('lease ran out before it could be renewed');
+    let renewed: number | null;
     try {
       renewed = await renew();
     } catch (err) {
@@ -56,8 +56,8 @@ export function startWatchdog(opts: {
       return schedule(Math.min(period, left));
     }
     if (stopped) return;
-    if (!renewed) return lose('expired or taken over');
-    validUntil = sentAt + leaseMs;
+    if (renewed === null) return lose('renewal refused: expired, taken over, or (multi-node) no majority of nodes');
+    validUntil = renewed;
     schedule(period);
   };
 
