@@ -44,6 +44,27 @@ const schema = z.object({
   SECKILL_USER_PER_SECOND: int(5),
   SECKILL_IP_PER_SECOND: int(200),
 
+  /** Shop cache (lib/cache, lib/shop): lifetimes in seconds; every TTL gets up to +JITTER of random extra. */
+  CACHE_SHOP_TTL_SECONDS: int(30 * 60),
+  CACHE_NULL_TTL_SECONDS: int(60),
+  CACHE_TTL_JITTER: z.coerce.number().min(0).max(1).default(0.2),
+  /** Hot shops keep their entry forever and refresh it in the background after this long. */
+  CACHE_LOGICAL_TTL_SECONDS: int(10 * 60),
+  /** Hot shops: these ids plus the top-N by sold (recomputed by `npm run cache:warm`). */
+  CACHE_HOT_SHOP_IDS: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((x) => x.trim()).filter((x) => /^[1-9]\d{0,18}$/.test(x))),
+  CACHE_HOT_TOP_N: int(5),
+  /** How long a reader waits for another instance's rebuild before loading on its own. */
+  CACHE_LOCK_WAIT_MS: int(3000),
+  /** A cache command slower than this counts as "Redis down" for this read. */
+  CACHE_REDIS_TIMEOUT_MS: int(500),
+  /** Redis down: at most this many DB loads at once in this process, the rest queue (then 503). */
+  CACHE_DB_FALLBACK_CONCURRENCY: int(8),
+  /** Enables /api/bench/constant (always on outside production). */
+  BENCH_ROUTES: bool.default(false),
+
   /** `db` is the seeds' synchronous version, kept only for the benchmark comparison. */
   SECKILL_STRATEGY: z.enum(['redis', 'db']).default('redis'),
   WORKER_PREFETCH: int(1000),

@@ -10,8 +10,18 @@ export const keys = {
   userSessions: (userId: string) => `login:user-sessions:{${userId}}`,
   devSms: (phone: string) => `dev:sms:{${phone}}`,
   shop: (id: string) => `cache:shop:{${id}}`,
-  shopTypeList: () => 'cache:shop-type:list',
+  /** The tag makes the key and its generation counter (cacheGen) one slot, as every cache key's. */
+  shopTypeList: () => 'cache:shop-type:{list}',
+  /** Ids of one type's shops in the default order (most sold first). */
+  shopIdsByType: (typeId: string) => `cache:shop-ids:{${typeId}}`,
+  shopVouchers: (shopId: string) => `cache:shop-vouchers:{${shopId}}`,
+  /** Set of hot shop ids (logical expiration instead of TTL), written by npm run cache:warm. */
+  hotShops: () => 'cache:shop-hot:{ids}',
+  /** Bumped by every invalidation of a cache key, so a rebuild that read the DB before it cannot write. */
+  cacheGen: (cacheKey: string) => `${cacheKey}:gen`,
   shopGeo: (typeId: string) => `geo:shop:{${typeId}}`,
+  /** Present once geo:shop:{typeId} was loaded from the DB (an empty type has no GEO key at all). */
+  shopGeoReady: (typeId: string) => `geo:shop:{${typeId}}:ready`,
   shopLock: (id: string) => `lock:shop:{${id}}`,
   /** Distributed lock named `name` (lib/lock): hash {owner, count, fence}, its fencing counter, its release channel. */
   lock: (name: string) => `lock:{${name}}`,
