@@ -43,6 +43,8 @@ export function StockChart({ series }: { series: SaleSeries | null }) {
           </rect>
         ))}
         <path d={line} fill="none" stroke="#059669" strokeWidth="2" />
+        {/* Dots too, so a short sale (one or two buckets) still shows its persisted line. */}
+        {pts.length <= 60 && pts.map((p, i) => <circle key={p.t} cx={PAD.l + step * (i + 0.5)} cy={y(p.persisted)} r="3" fill="#059669" />)}
         <text x={PAD.l} y={H - 6} fontSize="10" fill="#6b7280">
           {formatShanghai(pts[0]!.t)}
         </text>
