@@ -109,7 +109,7 @@ describe('edit a live sale', () => {
   });
 
   it('an upcoming sale: moving begin and stock, re-preheated; then it opens', async () => {
-    const id = await create({ beginTime: new Date(Date.now() + 3600_000).toISOString(), stock: 5 });
+    const id = await create({ beginTime: new Date(Date.now() + 3600_000).toISOString(), endTime: new Date(Date.now() + 7200_000).toISOString(), stock: 5 });
     expect((await grab(users[21]!, id, 21)).status).toBe(403);
     const r = await patch(id, { beginTime: new Date(Date.now() - 1000).toISOString(), stock: 3, payValue: 500 });
     expect(r.status).toBe(200);
