@@ -1,0 +1,100 @@
+'use client';
+
+/**
+ * The live stock view: numbers, the consistency badge and the chart, refreshed by server-sent
+ * events about once a second without reloading. EventSource reconnects on its own; the page says
+ * so while it does, and a 401/403 on reconnect (session gone) stops it with a message.
+ */
+import { useEffect, useState } from 'react';
+import type { LiveStock } from '@/lib/admin/live-stock';
+import type { SaleSeries } from '@/lib/admin/sale-series';
+import { formatShanghai } from '@/lib/admin/format';
+import { StockChart } from '@/app/admin/_components/stock-chart';
+
+const BADGE = {
+  consistent: { label: '一致', cls: 'bg-green-600' },
+  draining: { label: '处理中', cls: 'bg-amber-500' },
+  inconsistent: { label: '不一致', cls: 'bg-red-600' },
+} as const;
+
+type Conn = 'connecting' | 'open' | 'retrying' | 'closed';
+
+export function LiveStockView({ voucherId, initial }: { voucherId: string; initial: LiveStock }) {
+  const [stock, setStock] = useState<LiveStock>(initial);
+  const [series, setSeries] = useState<SaleSeries | null>(null);
+  const [conn, setConn] = useState<Conn>('connecting');
+  const [tickError, setTickError] = useState<string | null>(null);
+
+  useEffect(() => {
+    const es = new EventSource(`/api/admin/vouchers/${voucherId}/stock/stream`);
+    es.onopen = () => setConn('open');
+    es.addEventListener('stock', (e) => {
+      const data = JSON.parse((e as MessageEvent<string>).data) as { stock: LiveStock; series: SaleSeries };
+      setStock(data.stock);
+      setSeries(data.series);
+      setTickError(null);
+    });
+    es.addEventListener('tick-error', (e) => setTickError((JSON.parse((e as MessageEvent<string>).data) as { message: string }).message));
+    es.onerror = () => setConn(es.readyState === EventSource.CLOSED ? 'closed' : 'retrying');
+    return () => es.close();
+  }, [voucherId]);
+
+  const n = stock.numbers;
+  const badge = BADGE[stock.consistency.status];
+  const cells: [string, string, number | null, string?][] = [
+    ['initial', '初始库存（Redis）', n.initial],
+    ['redis-remaining', 'Redis 剩余', n.redisRemaining],
+    ['buyers', '买家数', n.buyers],
+    ['pending', '待落库', n.pending, '已抢到、订单尚未写入 MySQL'],
+    ['db-remaining', '数据库剩余', n.dbRemaining],
+    ['db-orders', '数据库订单', n.dbOrders],
+    ['queue', '队列积压', n.queueDepth, '订单队列中等待处理的消息（全部券）'],
+    ['dead-letters', '死信', n.deadLetters],
+  ];
+
+  return (
+    <div className="space-y-4">
+      <div className="flex flex-wrap items-center gap-3 rounded-lg bg-white p-5 shadow-sm">
+        <span className={`rounded-full px-4 py-1.5 text-base font-semibold text-white ${badge.cls}`} data-testid="live-badge" data-status={stock.consistency.status}>
+          {badge.label}
+        </span>
+        <ul className="flex-1 space-y-0.5 text-sm text-gray-600" data-testid="live-differences">
+          {stock.consistency.differences.length === 0 ? (
+            <li>Redis 与数据库库存一致（DESIGN §5 三条不变量全部成立）</li>
+          ) : (
+            stock.consistency.differences.map((d, i) => (
+              <li key={i} data-rule={d.rule}>
+                {d.message}
+              </li>
+            ))
+          )}
+        </ul>
+        <span className="text-xs text-gray-400" data-testid="live-conn" data-conn={conn}>
+          {conn === 'open' ? '实时' : conn === 'connecting' ? '连接中…' : conn === 'retrying' ? '连接中断，重连中…' : '已断开，请刷新页面'} · 更新于 {formatShanghai(stock.at)}
+        </span>
+      </div>
+      {tickError && (
+        <p role="alert" className="rounded bg-amber-50 px-3 py-2 text-sm text-amber-800" data-testid="live-tick-error">
+          {tickError}
+        </p>
+      )}
+      <dl className="grid grid-cols-2 gap-3 md:grid-cols-4">
+        {cells.map(([id, label, value, hint]) => (
+          <div key={id} className="rounded-lg bg-white p-4 shadow-sm" title={hint}>
+            <dt className="text-xs text-gray-500">{label}</dt>
+            <dd className="mt-1 text-2xl font-semibold tabular-nums" data-testid={`live-${id}`}>
+              {value ?? '—'}
+            </dd>
+          </div>
+        ))}
+      </dl>
+      <p className="text-xs text-gray-500">
+        不变量：Redis 剩余 + 买家 = 初始库存；数据库剩余 + 数据库订单 = 初始库存（数据库 {n.dbInitial}）；买家 = 数据库订单 + 待落库。
+      </p>
+      <div className="rounded-lg bg-white p-5 shadow-sm">
+        <h2 className="mb-2 font-medium">每秒抢购与落库</h2>
+        <StockChart series={series} />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,8 @@
+import { route } from '@/lib/http/route';
+import { parseId } from '@/lib/http/parse';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { preheatVoucherAudited } from '@/lib/voucher/voucher-stock';
+
+/** Rebuilds the voucher's Redis state from MySQL; safe during a live sale. */
+export const POST = route({ auth: 'merchant' }, async ({ params, user }) => preheatVoucherAudited(db, redis, user, parseId(params.id)));

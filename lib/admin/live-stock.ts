@@ -1,0 +1,103 @@
+/**
+ * The live stock numbers of one flash sale (DESIGN §5) and their consistency verdict, as the
+ * console's live page and GET /api/admin/vouchers/{id}/stock show them. MySQL is read before
+ * Redis on purpose: see lib/admin/invariants.ts for why that order makes the verdict sound.
+ */
+import type Redis from 'ioredis';
+import type { Executor } from '@/lib/db/client';
+import { VoucherType } from '@/lib/db/schema';
+import { AppError } from '@/lib/errors';
+import type { Actor } from '@/lib/admin/access';
+import { countDeadLetters } from '@/lib/admin/dead-letter.repository';
+import { checkInvariants, type Consistency } from '@/lib/admin/invariants';
+import { queueDepth } from '@/lib/admin/queue-depth';
+import { readSaleSeries, type SaleSeries } from '@/lib/admin/sale-series';
+import { readSeckillState } from '@/lib/seckill/state';
+import { findVoucherRow, readDbStock, type VoucherRow } from '@/lib/voucher/voucher.repository';
+import { requireVoucherAccess } from '@/lib/voucher/voucher.service';
+import { voucherState } from '@/lib/voucher/voucher.view';
+
+export interface LiveStock {
+  voucherId: string;
+  title: string;
+  state: ReturnType<typeof voucherState>;
+  beginTime: string;
+  endTime: string;
+  numbers: {
+    /** Redis (null when not preheated or Redis is unreachable). */
+    initial: number | null;
+    redisRemaining: number | null;
+    buyers: number | null;
+    pending: number | null;
+    dbInitial: number;
+    dbRemaining: number;
+    dbOrders: number;
+    /** Ready messages in the shared orders queue; null when RabbitMQ did not answer. */
+    queueDepth: number | null;
+    deadLetters: number;
+  };
+  consistency: Consistency;
+  at: string;
+}
+
+/** The voucher row, access-checked, refusing normal vouchers (they have no stock to watch). */
+export async function requireSeckillAccess(db: Executor, actor: Actor, id: string): Promise<VoucherRow> {
+  const row = await requireVoucherAccess(db, actor, id);
+  if (row.type !== VoucherType.SECKILL) throw new AppError('CONFLICT', '普通券没有秒杀库存');
+  return row;
+}
+
+/** Numbers for an already access-checked voucher (the stream checks once, then ticks). */
+export async function readLiveStock(db: Executor, redis: Redis, id: string): Promise<LiveStock> {
+  const [row, dbStock, deadLetters, depth] = await Promise.all([
+    findVoucherRow(db, id),
+    readDbStock(db, id),
+    countDeadLetters(db, { voucherId: id, status: 'dead' }),
+    queueDepth(),
+  ]);
+  if (!row || !dbStock || !row.begin_time || !row.end_time) throw new AppError('NOT_FOUND', '秒杀券不存在');
+  let redisState: Awaited<ReturnType<typeof readSeckillState>> = null;
+  let redisDown = false;
+  try {
+    redisState = await readSeckillState(redis, id);
+  } catch {
+    redisDown = true;
+  }
+  const db_ = { initial: dbStock.initial, remaining: dbStock.remaining, orders: dbStock.orders };
+  const window = {
+    db: [row.begin_time.getTime(), row.end_time.getTime()] as [number, number],
+    redis: redisState?.beginTime && redisState.endTime ? ([Date.parse(redisState.beginTime), Date.parse(redisState.endTime)] as [number, number]) : null,
+  };
+  const consistency: Consistency = redisDown
+    ? { status: 'inconsistent', differences: [{ rule: 'unavailable', message: 'Redis 不可用，无法读取库存' }] }
+    : checkInvariants({ redis: redisState, db: db_, queueDepth: depth, deadLetters, window });
+  return {
+    voucherId: id,
+    title: row.title,
+    state: voucherState(row, new Date()),
+    beginTime: row.begin_time.toISOString(),
+    endTime: row.end_time.toISOString(),
+    numbers: {
+      initial: redisState?.initial ?? null,
+      redisRemaining: redisState?.remaining ?? null,
+      buyers: redisState?.buyers ?? null,
+      pending: redisState?.pending ?? null,
+      dbInitial: db_.initial,
+      dbRemaining: db_.remaining,
+      dbOrders: db_.orders,
+      queueDepth: depth,
+      deadLetters,
+    },
+    consistency,
+    at: new Date().toISOString(),
+  };
+}
+
+export async function getLiveStock(db: Executor, redis: Redis, actor: Actor, id: string): Promise<LiveStock> {
+  await requireSeckillAccess(db, actor, id);
+  return readLiveStock(db, redis, id);
+}
+
+export async function getSaleSeries(db: Executor, redis: Redis, stock: LiveStock): Promise<SaleSeries> {
+  return readSaleSeries(db, redis, stock.voucherId, stock.state === 'live');
+}

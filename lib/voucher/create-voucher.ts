@@ -1,0 +1,53 @@
+/**
+ * Creating a voucher: tb_voucher (+ tb_seckill_voucher for a flash sale) and the audit row in one
+ * transaction, then the flash sale is preheated into Redis (the preheat script sets stock, meta
+ * and buyers in one atomic step), so it is grabbable the moment its window opens.
+ */
+import type Redis from 'ioredis';
+import type { DB, Executor } from '@/lib/db/client';
+import { VoucherType } from '@/lib/db/schema';
+import { recordAudit } from '@/lib/audit/audit';
+import { requireShopAccess, type Actor } from '@/lib/admin/access';
+import { findVoucherRow, insertSeckillVoucher, insertVoucher } from '@/lib/voucher/voucher.repository';
+import type { CreateVoucherInput } from '@/lib/voucher/voucher.schema';
+import { auditSnapshot, toVoucherView } from '@/lib/voucher/voucher.view';
+import { syncRedisLocked } from '@/lib/voucher/voucher-sync';
+
+/** The transactional part; the caller owns `trx`. Returns the new voucher id. */
+export async function insertVoucherAudited(trx: Executor, actor: Actor, input: CreateVoucherInput): Promise<string> {
+  await requireShopAccess(trx, actor, input.shopId);
+  const id = await insertVoucher(trx, {
+    shop_id: input.shopId,
+    title: input.title,
+    sub_title: input.subTitle ?? '',
+    rules: input.rules ?? '',
+    pay_value: input.payValue,
+    actual_value: input.actualValue,
+    type: input.type === 1 ? VoucherType.SECKILL : VoucherType.NORMAL,
+  });
+  if (input.type === 1) {
+    // The schema guarantees stock and window for type 1.
+    await insertSeckillVoucher(trx, {
+      voucher_id: id,
+      initial_stock: input.stock!,
+      stock: input.stock!,
+      begin_time: new Date(input.beginTime!),
+      end_time: new Date(input.endTime!),
+    });
+  }
+  const row = await findVoucherRow(trx, id);
+  await recordAudit(trx, { actorId: actor.id, action: 'voucher.create', targetType: 'voucher', targetId: id, before: null, after: auditSnapshot(toVoucherView(row!, new Date())) });
+  return id;
+}
+
+export interface CreatedVoucher {
+  id: string;
+  /** Flash sales only: false when Redis could not be preheated (saved; retry with preheat). */
+  preheated?: boolean;
+}
+
+export async function createVoucher(db: DB, redis: Redis, actor: Actor, input: CreateVoucherInput): Promise<CreatedVoucher> {
+  const id = await db.transaction().execute((trx) => insertVoucherAudited(trx, actor, input));
+  if (input.type !== 1) return { id };
+  return { id, preheated: await syncRedisLocked(db, redis, id) };
+}

@@ -1,0 +1,51 @@
+/**
+ * Keeping a voucher's Redis state in step with MySQL after an admin change. Every admin change
+ * that touches Redis runs under one lock per voucher, so an edit, a preheat and an add-stock never
+ * interleave (a preheat reading the old total while an edit lowers it would undo the edit).
+ */
+import type Redis from 'ioredis';
+import type { Executor } from '@/lib/db/client';
+import { AppError } from '@/lib/errors';
+import { log } from '@/lib/log';
+import { LockTimeoutError, withLock } from '@/lib/lock';
+import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
+import { preheatVoucher } from '@/lib/seckill/preheat';
+
+export async function underVoucherLock<T>(voucherId: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await withLock(`voucher-admin:${voucherId}`, { leaseMs: 30_000, waitMs: 10_000 }, () => fn());
+  } catch (e) {
+    if (e instanceof LockTimeoutError) throw new AppError('CONFLICT', '该券正在被其他操作修改，请稍后重试');
+    throw e;
+  }
+}
+
+/**
+ * Re-preheats after a committed DB change (window, take-down, new voucher). MySQL is the truth
+ * and preheat is idempotent, so a Redis failure here is reported, not rolled back: the console
+ * shows "not in sync" and the preheat button repairs it.
+ */
+export async function syncRedis(db: Executor, redis: Redis, voucherId: string): Promise<boolean> {
+  try {
+    await preheatVoucher(db, redis, voucherId);
+    return true;
+  } catch (err) {
+    log.error({ err, voucherId }, 'voucher preheat after admin change failed');
+    return false;
+  }
+}
+
+/** syncRedis for a caller not already holding the voucher lock; false if Redis is unreachable. */
+export async function syncRedisLocked(db: Executor, redis: Redis, voucherId: string): Promise<boolean> {
+  return underVoucherLock(voucherId, () => syncRedis(db, redis, voucherId)).catch((err: unknown) => {
+    log.error({ err, voucherId }, 'voucher lock for preheat failed');
+    return false;
+  });
+}
+
+/** Redis half of lowering the total stock: 'ok', 'short' (less unsold than asked) or 'absent'. */
+export async function shiftRedisStock(redis: Redis, voucherId: string, delta: number): Promise<'ok' | 'short' | 'absent'> {
+  const r = await runScript<number>(redis, 'voucher-shift-stock', [keys.seckillMeta(voucherId), keys.seckillStock(voucherId)], [delta]);
+  return r >= 0 ? 'ok' : r === -1 ? 'short' : 'absent';
+}
