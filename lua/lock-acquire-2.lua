@@ -2,7 +2,10 @@
   Takes (or re-enters) a single-Redis lock. The lock is a hash, as in Redisson: who owns it, how
   many times the owner's call chain holds it, and the fencing token of this grant.
   KEYS[1]  lock:{name}        hash { owner, count, fence }, TTL = lease
-  KEYS[2]  lock:{name}:fence  counter of grants; never expires, so tokens only ever grow
+  KEYS[2]  lock:{name}:fence  counter of grants. It expires a day after the last grant, so
+                              names that are locked once (a cache miss on a random id) do not
+                              pile up; a new counter starts at Redis' clock in ms, far above
+                              anything the old one reached, so tokens still only ever grow
   ARGV[1]  owner token (random per grant, reused by the same async call chain)
   ARGV[2]  lease in ms
   ARGV[3]  'new' = take a free lock | 'reenter' = only count up a lock this owner already holds
@@ -19,7 +22,12 @@ if ARGV[3] == 'reenter' then
   return 0
 end
 if not owner then
+  if redis.call('EXISTS', KEYS[2]) == 0 then
+    local t = redis.call('TIME')
+    redis.call('SET', KEYS[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  end
   local fence = redis.call('INCR', KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], 86400000)
   redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'count', 1, 'fence', fence)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return fence

@@ -4,12 +4,13 @@
   section runs; any later grant's majority overlaps this one, so tokens strictly increase.
   KEYS[1]  lock:{name}:fence
   ARGV[1]  the fence chosen by the grant
-  Returns  the counter after the call
+  Returns  the counter after the call (which lives a day after its last raise, as single-node)
 ]]
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 local wanted = tonumber(ARGV[1])
 if wanted > current then
-  redis.call('SET', KEYS[1], wanted)
+  redis.call('SET', KEYS[1], wanted, 'PX', 86400000)
   return wanted
 end
+redis.call('PEXPIRE', KEYS[1], 86400000)
 return current

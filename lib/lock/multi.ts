@@ -81,7 +81,10 @@ export function multiNodeBackend(urls: string[]): MultiNodeBackend {
   /** Majority read, max + 1, majority raise: any later grant's majority sees this fence. */
   async function nextFence(name: string): Promise<number> {
     const seen = await quorum(nodes.map((n) => n.get(keys.lockFence(name))), need);
-    const fence = Math.max(...seen.map((v) => Number(v ?? 0))) + 1;
+    // Counters expire a day after their last use; where one is missing, start from the clock in ms,
+    // far above anything an expired counter reached, so tokens keep growing (see lock-acquire).
+    const next = Math.max(...seen.map((v) => Number(v ?? 0))) + 1;
+    const fence = seen.some((v) => v == null) ? Math.max(next, Date.now()) : next;
     await quorum(nodes.map((n) => runScript<number>(n, 'lock-fence-raise', [keys.lockFence(name)], [fence])), need);
     return fence;
   }

@@ -6,13 +6,19 @@ import { loadScripts } from '@/lib/redis/scripts';
  * sees it). After an intended change, update the hash here in the same commit.
  */
 const pinned: Record<string, string> = {
-  'lock-acquire': '96b59f68c7091907ea99a30cc66f3231c9db8037',
+  'lock-acquire': 'ae24bda64510875677ddf87152ee81b44893b81d',
   'lock-extend': '6521d61b55c9c5354ede9c8575012f6f034f0d36',
-  'lock-fence-raise': 'e1449f2ec796e751bf126eb1cac45c020fcd9612',
+  'lock-fence-raise': '234b300300ad4c44a15c06c948ac3074374f8226',
   'lock-fenced-del': '0e28d46e74d221f8848850fd71654fdeeacd286b',
   'lock-fenced-set': '4d990dc60dc8e774329042b136fb0244afca7ef3',
   'lock-release': '2284394617e68addffc8392844887b209676c0d7',
   'login-check-code': '8f849ba0808a1182703e8caf18654c818bf68303',
+  'seckill-grab': '694b089a94d374f6019f83e9b7447ab850ffb69d',
+  'seckill-order-id': '21e77de2d061c480d99419bbaa192ac90162005d',
+  'seckill-preheat': 'c6696c3723ccc39ca4e5165e57c23520486e5179',
+  'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
+  'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
+  'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',
 };
 
 describe('lua/ scripts', () => {
