@@ -1,0 +1,80 @@
+/**
+ * Cached shop detail vs a bare constant-JSON route of the same size (npm run bench -- --scenario
+ * shop --compare). Variants: `cached` = GET /api/shops/{id} (route wrapper → validation → one
+ * Redis GET), `constant` = GET /api/bench/constant (no wrapper, no Redis). Target: cached ≥ 90 %.
+ * Each variant gets its own fresh server, a warm-up storm, then the measured storm.
+ */
+import { createDb, db } from '@/lib/db/client';
+import { ensureDatabase, migrateToLatest } from '@/lib/db/migrate';
+import { redis } from '@/lib/redis/client';
+import { keys } from '@/lib/redis/keys';
+import { seedDemo } from '@/lib/seed/seed';
+import { warmShopCaches } from '@/lib/shop/shop.warm';
+import type { Scenario } from '../types';
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+async function prepare(): Promise<string> {
+  await ensureDatabase();
+  const migrator = createDb(undefined, 2);
+  try {
+    await migrateToLatest(migrator);
+  } finally {
+    await migrator.destroy();
+  }
+  await seedDemo(db);
+  const { hotShopIds } = await warmShopCaches(db, redis); // as npm run up does
+  const id = hotShopIds[0] ?? (await db.selectFrom('tb_shop').select('id').orderBy('id').executeTakeFirstOrThrow()).id;
+  return String(id);
+}
+
+export const scenario: Scenario = {
+  description: 'cached GET /api/shops/{id} vs a bare constant-JSON route of the same size',
+  variants: ['cached', 'constant'],
+  async run(h, a, variant) {
+    const shopId = await prepare();
+    const web = await h.startWeb({ BENCH_ROUTES: 'true' });
+    const detail = await fetch(`${web.url}/api/shops/${shopId}`);
+    const bytes = Buffer.byteLength(await detail.text());
+    const path = variant === 'cached' ? `/api/shops/${shopId}` : `/api/bench/constant?bytes=${bytes}`;
+    const check = await fetch(`${web.url}${path}`);
+    const checkBytes = Buffer.byteLength(await check.text());
+
+    const storm = (label: string, durationS: number) =>
+      h.storm({ label, url: web.url, path, method: 'GET', connections: a.connections, durationS, rate: a.rate });
+    await storm(`warm-up ${variant}`, Math.min(3, a.duration));
+    const s = await storm(`storm ${variant}`, a.duration);
+    await h.stopAll();
+
+    const ok = s.statuses['200'] ?? 0;
+    const cachedInRedis = variant === 'cached' ? (await redis.exists(keys.shop(shopId))) === 1 : null;
+    const line = {
+      scenario: 'shop',
+      variant,
+      path,
+      body_bytes: checkBytes,
+      requests: s.requests,
+      rps: round(s.rps),
+      p50_ms: round(s.p50Ms),
+      p99_ms: round(s.p99Ms),
+      ok,
+      errors: s.errors,
+    };
+    const failures = [
+      ...(detail.status !== 200 || check.status !== 200 ? [`setup request answered ${detail.status}/${check.status}`] : []),
+      ...(ok !== s.requests ? [`${s.requests - ok} non-200 answers`] : []),
+      ...(Math.abs(checkBytes - bytes) > 0 ? [`body sizes differ: ${checkBytes} vs ${bytes}`] : []),
+      ...(cachedInRedis === false ? ['the shop was not in the cache'] : []),
+    ];
+    return {
+      line,
+      rps: s.rps,
+      p99Ms: s.p99Ms,
+      failures,
+      summary: [
+        `${variant}: GET ${path} · ${bytes} bytes · ${a.connections} connections · ${round(s.durationS)} s`,
+        `  ${s.requests} requests · ${line.rps} req/s · latency p50 ${line.p50_ms} ms, p99 ${line.p99_ms} ms${s.errors ? ` · ${s.errors} errors` : ''}`,
+      ],
+    };
+  },
+};
