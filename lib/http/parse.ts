@@ -21,6 +21,27 @@ export async function parseJson<S extends z.ZodType>(req: Request, schema: S): P
   return schema.parse(raw);
 }
 
+/**
+ * For routes whose body is optional (e.g. the grab): no body at all is fine — clients differ in
+ * whether an empty POST carries content-length — but any body present must be JSON and match.
+ */
+export async function parseOptionalJson<S extends z.ZodType>(req: Request, schema: S): Promise<z.infer<S>> {
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  if (declared > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '请求体过大');
+  const text = await readCapped(req, MAX_BODY_BYTES);
+  if (text.trim() === '') return schema.parse(undefined);
+  if (!(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', '请求体必须是 application/json');
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new AppError('BAD_REQUEST', '请求体不是合法的 JSON');
+  }
+  return schema.parse(raw);
+}
+
 async function readCapped(req: Request, limit: number): Promise<string> {
   if (!req.body) return '';
   const reader = req.body.getReader();

@@ -1,0 +1,212 @@
+/**
+ * What every bench scenario needs: its own web server(s) and worker(s) (`next start` and
+ * `workers/order-worker.ts`, on the bench database / Redis db / queue prefix the runner set in
+ * process.env), users logged in through the real SMS login, an autocannon storm with a progress
+ * line, and cleanup of everything it started.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import type Redis from 'ioredis';
+import { keys } from '@/lib/redis/keys';
+
+const ROOT = process.cwd();
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  /** The last lines it wrote, for error messages. */
+  tail: string[];
+}
+
+export interface StormOptions {
+  label: string;
+  url: string;
+  path: string;
+  method: 'GET' | 'POST';
+  /** Bearer tokens, used round-robin (one per request). */
+  tokens?: string[];
+  connections: number;
+  durationS: number;
+  rate?: number;
+  onResponse?: (status: number, body: string) => void;
+}
+
+export interface StormResult {
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  statuses: Record<string, number>;
+  errors: number;
+  durationS: number;
+}
+
+export class Harness {
+  private readonly procs = new Set<Proc>();
+
+  constructor(readonly quiet: boolean) {}
+
+  log(line: string): void {
+    if (!this.quiet) process.stderr.write(`${line}\n`);
+  }
+
+  env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    return { ...process.env, NODE_ENV: 'production', RATE_LIMITS: 'false', ALLOW_DEV_SMS_IN_PRODUCTION: 'true', LOG_LEVEL: 'warn', ...extra };
+  }
+
+  private spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p: Proc = { name, child, tail: [] };
+    const keep = (buf: Buffer) => {
+      p.tail.push(...buf.toString().split('\n').filter(Boolean));
+      if (p.tail.length > 30) p.tail.splice(0, p.tail.length - 30);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    this.procs.add(p);
+    child.on('exit', () => this.procs.delete(p));
+    return p;
+  }
+
+  async ensureBuild(force: boolean): Promise<void> {
+    if (!force && existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) return;
+    this.log('… next build (once; --build forces a fresh one)');
+    const p = this.spawnProc('build', [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'build'], { ...process.env, NODE_ENV: 'production' });
+    const code = await new Promise<number | null>((r) => p.child.on('exit', r));
+    if (code !== 0) throw new Error(`next build failed:\n${p.tail.join('\n')}`);
+  }
+
+  /** `next start` on a free port; resolves once /api/health answers. */
+  async startWeb(extra: Record<string, string> = {}): Promise<{ url: string; proc: Proc }> {
+    const port = await freePort();
+    const proc = this.spawnProc(`web:${port}`, [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port)], this.env({ PORT: String(port), ...extra }));
+    const url = `http://127.0.0.1:${port}`;
+    await waitUntil(`web server on ${port}`, proc, async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok === true, 60_000);
+    return { url, proc };
+  }
+
+  /** n order workers; resolves once each is consuming. */
+  async startWorkers(n: number, extra: Record<string, string> = {}): Promise<Proc[]> {
+    const procs = Array.from({ length: n }, (_, i) => this.spawnProc(`worker${i + 1}`, ['--import', 'tsx', 'workers/order-worker.ts'], this.env({ LOG_LEVEL: 'info', ...extra })));
+    await Promise.all(procs.map((p) => waitUntil(`${p.name} consuming`, p, async () => p.tail.some((l) => l.includes('order worker consuming')), 60_000)));
+    return procs;
+  }
+
+  async stop(p: Proc): Promise<void> {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+    const exited = new Promise((r) => p.child.once('exit', r));
+    p.child.kill('SIGTERM');
+    const timer = setTimeout(() => p.child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.procs].map((p) => this.stop(p)));
+  }
+
+  /** n consumers through the real SMS login (send code → read the dev SMS outbox → log in). */
+  async loginUsers(url: string, redis: Redis, n: number, concurrency = 32): Promise<string[]> {
+    const start = randomInt(0, 999_999_999 - n);
+    const phones = Array.from({ length: n }, (_, i) => `16${String(start + i).padStart(9, '0')}`);
+    const tokens: string[] = new Array(n);
+    let next = 0;
+    const post = async (p: string, body: unknown) => {
+      const res = await fetch(`${url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const json = (await res.json()) as { data?: { token?: string }; error?: { message: string } };
+      if (!res.ok) throw new Error(`${p}: ${res.status} ${json.error?.message}`);
+      return json.data;
+    };
+    const line = this.progress('login');
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        for (let i = next++; i < n; i = next++) {
+          await post('/api/user/code', { phone: phones[i] });
+          const code = await redis.get(keys.devSms(phones[i]!));
+          tokens[i] = (await post('/api/user/login', { phone: phones[i], code }))!.token!;
+          if (i % 50 === 0) line(`${Math.min(next, n)}/${n} users`);
+        }
+      }),
+    );
+    line(`${n}/${n} users`, true);
+    return tokens;
+  }
+
+  /** A progress line (rewritten in place on a terminal, one line per update elsewhere). */
+  progress(label: string): (text: string, final?: boolean) => void {
+    let last = 0;
+    return (text, final = false) => {
+      if (this.quiet) return;
+      const now = Date.now();
+      if (!final && now - last < 1000) return;
+      last = now;
+      if (process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${label}: ${text}${final ? '\n' : ''}`);
+      else process.stderr.write(`${label}: ${text}\n`);
+    };
+  }
+
+  storm(o: StormOptions): Promise<StormResult> {
+    const tokens = o.tokens ?? [];
+    let turn = 0;
+    let done = 0;
+    const started = Date.now();
+    const line = this.progress(o.label);
+    return new Promise((resolve, reject) => {
+      const instance = autocannon(
+        {
+          url: o.url,
+          connections: o.connections,
+          duration: o.durationS,
+          ...(o.rate ? { overallRate: o.rate } : {}),
+          timeout: 10,
+          requests: [
+            {
+              method: o.method,
+              path: o.path,
+              setupRequest: (req) =>
+                tokens.length ? { ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[turn++ % tokens.length]}` } } : req,
+              ...(o.onResponse ? { onResponse: (status: number, body: string) => o.onResponse!(status, body) } : {}),
+            },
+          ],
+        },
+        (err, r) => {
+          clearInterval(ticker);
+          if (err) return reject(err);
+          line(`${done} requests in ${r.duration.toFixed(1)} s`, true);
+          const statuses = Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, Number(v.count)]));
+          const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
+          resolve({ requests, rps: requests / r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99, statuses, errors: r.errors, durationS: r.duration });
+        },
+      );
+      instance.on('response', () => done++);
+      const ticker = setInterval(() => {
+        const s = (Date.now() - started) / 1000;
+        line(`${s.toFixed(0)}/${o.durationS} s · ${done} requests · ${(done / Math.max(s, 0.001)).toFixed(0)} req/s`);
+      }, 1000);
+    });
+  }
+}
+
+async function waitUntil(what: string, proc: Proc, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited (${proc.child.exitCode}) before ${what}:\n${proc.tail.join('\n')}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${proc.tail.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}

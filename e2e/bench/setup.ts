@@ -1,0 +1,41 @@
+/** Bench-side state: its own database migrated, its own order queues empty before a run. */
+import { createDb, db } from '@/lib/db/client';
+import { ensureDatabase, migrateToLatest } from '@/lib/db/migrate';
+import { connectMq } from '@/lib/mq/connection';
+import { assertTopology, names } from '@/lib/mq/topology';
+import { existingOrderIds } from '@/lib/order/order.repository';
+
+export async function prepareBenchDb(): Promise<void> {
+  await ensureDatabase();
+  const migrator = createDb(undefined, 2);
+  try {
+    await migrateToLatest(migrator);
+  } finally {
+    await migrator.destroy();
+  }
+}
+
+/** Leftovers of an aborted run would skew the numbers (the bench prefix belongs to the bench). */
+export async function purgeOrderQueue(): Promise<void> {
+  const conn = await connectMq();
+  try {
+    const ch = await conn.createChannel();
+    await assertTopology(ch);
+    await ch.purgeQueue(names.ordersQueue);
+  } finally {
+    await conn.close();
+  }
+}
+
+/** Accepted order ids that are not in MySQL. */
+export async function missingOrders(orderIds: string[]): Promise<number> {
+  let missing = 0;
+  for (let i = 0; i < orderIds.length; i += 1000) {
+    const chunk = orderIds.slice(i, i + 1000);
+    const found = await existingOrderIds(db, chunk);
+    missing += chunk.length - found.size;
+  }
+  return missing;
+}
+
+export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
