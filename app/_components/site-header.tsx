@@ -1,10 +1,10 @@
 import Link from 'next/link';
-import { getPageUser } from '@/lib/web/page-auth';
+import { getPageUserIfAvailable } from '@/lib/web/page-auth';
 import { LogoutButton } from '@/app/_components/logout-button';
 
 /** Top bar on consumer pages: brand, and the nickname + logout, or a login link. */
 export async function SiteHeader() {
-  const user = await getPageUser();
+  const user = await getPageUserIfAvailable();
   return (
     <header className="sticky top-0 z-10 flex h-12 items-center justify-between bg-brand px-4 text-white shadow">
       <Link href="/" className="font-semibold tracking-wide" data-testid="nav-home">

@@ -25,6 +25,26 @@ export function errorResponse(err: unknown, context: Record<string, unknown> = {
     if (err.status >= 500) log.error({ ...context, code: err.code, err: err.message }, 'request failed');
     return Response.json({ error: body }, { status: err.status, headers });
   }
+  if (isDependencyDown(err)) {
+    log.error({ ...context, err: (err as Error).message }, 'dependency unavailable');
+    return Response.json(
+      { error: { code: 'SERVICE_UNAVAILABLE', message: '服务繁忙，请稍后再试' } },
+      { status: 503, headers: { 'Retry-After': '2' } },
+    );
+  }
   log.error({ ...context, err }, 'unhandled error');
   return Response.json({ error: { code: 'INTERNAL', message: '服务器开小差了，请稍后再试' } }, { status: 500 });
+}
+
+const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR']);
+
+/** Redis, MySQL or the broker is unreachable: the client should retry (503), it did nothing wrong. */
+export function isDependencyDown(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return (
+    err.name === 'MaxRetriesPerRequestError' ||
+    (typeof code === 'string' && DOWN_CODES.has(code)) ||
+    /Connection is closed|Stream isn't writeable|connect ECONNREFUSED/.test(err.message)
+  );
 }

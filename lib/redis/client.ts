@@ -37,6 +37,8 @@ export async function closeRedis(): Promise<void> {
   if (g.__hmdpRedis) {
     const r = g.__hmdpRedis;
     g.__hmdpRedis = undefined;
-    await r.quit().catch(() => r.disconnect());
+    // QUIT waits in the offline queue forever when the server is gone: give it a moment, then cut.
+    await Promise.race([r.quit().catch(() => {}), new Promise((res) => setTimeout(res, 1000).unref())]);
+    r.disconnect();
   }
 }

@@ -76,21 +76,3 @@ export async function listVouchersOfShop(db: Executor, shopId: string) {
     .orderBy('v.id')
     .execute();
 }
-
-/**
- * The audit row for a shop edit, inside the edit's transaction. (The admin engineer's
- * lib/audit/audit.ts `recordAudit` writes the same row; swap to it once both are merged.)
- */
-export async function insertShopAudit(trx: Executor, row: { actorId: string; shopId: string; before: unknown; after: unknown }): Promise<void> {
-  await trx
-    .insertInto('tb_audit_log')
-    .values({
-      actor_id: row.actorId,
-      action: 'shop.update',
-      target_type: 'shop',
-      target_id: row.shopId,
-      before_json: JSON.stringify(row.before),
-      after_json: JSON.stringify(row.after),
-    })
-    .execute();
-}

@@ -11,7 +11,8 @@ import { AppError, notFound } from '@/lib/errors';
 import { idSchema } from '@/lib/http/parse';
 import { keys } from '@/lib/redis/keys';
 import { cacheFor } from '@/lib/cache';
-import { findShopById, findShopForUpdate, insertShopAudit, shopTypeExists, updateShopRow } from '@/lib/shop/shop.repository';
+import { findShopById, findShopForUpdate, shopTypeExists, updateShopRow } from '@/lib/shop/shop.repository';
+import { recordAudit } from '@/lib/audit/audit';
 import { afterShopWrite, shopIdsByTypeSpec, shopSpec, shopTypeListSpec, shopVouchersSpec } from '@/lib/shop/shop.cache';
 import { nearbyShops } from '@/lib/shop/shop.geo';
 import type { ShopListQuery, ShopPatch } from '@/lib/shop/shop.schema';
@@ -131,7 +132,7 @@ export async function updateShop(db: DB, redis: Redis, actor: SessionUser, id: s
       throw e;
     }
     const after = (await findShopById(trx, id))!;
-    await insertShopAudit(trx, { actorId: actor.id, shopId: id, before: toShopView(before), after: toShopView(after) });
+    await recordAudit(trx, { actorId: actor.id, action: 'shop.update', targetType: 'shop', targetId: id, before: toShopView(before), after: toShopView(after) });
     return { before, after };
   });
   await afterShopWrite(db, redis, before, after);

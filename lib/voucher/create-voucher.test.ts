@@ -10,6 +10,7 @@ import { callRoute } from '@/lib/test/helpers';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { GET as getRoute } from '@/app/api/admin/vouchers/[id]/route';
 import { readSeckillState } from '@/lib/seckill/state';
+import { getShopVouchers } from '@/lib/shop/shop.service';
 import { listAudit } from '@/lib/audit/audit';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/lib/admin/testing';
 import { countRows } from '@/lib/admin/testing.repository';
@@ -58,6 +59,15 @@ describe('create voucher', () => {
     expect(await readSeckillState(redis, r.json.data.id)).toBeNull();
   });
 
+  it("the shop page's cached voucher list shows a new voucher at once", async () => {
+    const before = await getShopVouchers(db, redis, f.shopA); // fills the cache
+    const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { title: '新券立即可见' }) });
+    expect(r.status).toBe(201);
+    const after = await getShopVouchers(db, redis, f.shopA);
+    expect(after.length).toBe(before.length + 1);
+    expect(after.map((v) => v.id)).toContain(r.json.data.id);
+  });
+
   it('HTML in the title is stored and returned as plain text (the pages render it inert)', async () => {
     const title = '<script>alert(1)</script><img src=x onerror=alert(2)>';
     const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { title }) });
@@ -69,7 +79,7 @@ describe('create voucher', () => {
 
   const bad: [string, Record<string, unknown>, string, RegExp][] = [
     ['end before begin', { beginTime: iso(2 * H), endTime: iso(H) }, 'endTime', /晚于开始时间/],
-    ['end equal to begin', { beginTime: iso(H), endTime: iso(H) }, 'endTime', /晚于开始时间/],
+    ['end equal to begin', ((t) => ({ beginTime: t, endTime: t }))(iso(H)), 'endTime', /晚于开始时间/],
     ['already ended', { beginTime: iso(-2 * H), endTime: iso(-H) }, 'endTime', /当前时间/],
     ['window over a year', { endTime: iso(400 * 24 * H) }, 'endTime', /366/],
     ['negative stock', { stock: -5 }, 'stock', /至少为 1/],

@@ -11,7 +11,7 @@ import { requireShopAccess, type Actor } from '@/lib/admin/access';
 import { findVoucherRow, insertSeckillVoucher, insertVoucher } from '@/lib/voucher/voucher.repository';
 import type { CreateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { auditSnapshot, toVoucherView } from '@/lib/voucher/voucher.view';
-import { syncRedisLocked } from '@/lib/voucher/voucher-sync';
+import { afterVoucherWrite, syncRedisLocked } from '@/lib/voucher/voucher-sync';
 
 /** The transactional part; the caller owns `trx`. Returns the new voucher id. */
 export async function insertVoucherAudited(trx: Executor, actor: Actor, input: CreateVoucherInput): Promise<string> {
@@ -48,6 +48,7 @@ export interface CreatedVoucher {
 
 export async function createVoucher(db: DB, redis: Redis, actor: Actor, input: CreateVoucherInput): Promise<CreatedVoucher> {
   const id = await db.transaction().execute((trx) => insertVoucherAudited(trx, actor, input));
+  await afterVoucherWrite(db, redis, id);
   if (input.type !== 1) return { id };
   return { id, preheated: await syncRedisLocked(db, redis, id) };
 }

@@ -19,7 +19,7 @@ import { lockVoucherRow, shiftSeckillStock, updateSeckillWindow, updateVoucherCo
 import type { UpdateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { getVoucher, requireVoucherAccess } from '@/lib/voucher/voucher.service';
 import { auditSnapshot, toVoucherView, voucherState, type VoucherView } from '@/lib/voucher/voucher.view';
-import { shiftRedisStock, syncRedis, underVoucherLock } from '@/lib/voucher/voucher-sync';
+import { afterVoucherWrite, shiftRedisStock, syncRedis, underVoucherLock } from '@/lib/voucher/voucher-sync';
 import { addStockAudited } from '@/lib/voucher/voucher-stock';
 
 export interface UpdatedVoucher {
@@ -68,6 +68,7 @@ export async function updateVoucher(db: DB, redis: Redis, actor: Actor, id: stri
       if (redisTaken > 0) await shiftRedisStock(redis, id, redisTaken);
       throw e;
     }
+    await afterVoucherWrite(db, redis, id);
     const redisSynced = needsPreheat ? await syncRedis(db, redis, id) : true;
     return { voucher: await getVoucher(db, redis, actor, id), redisSynced };
   });
@@ -103,6 +104,7 @@ export async function takeDownVoucher(db: DB, redis: Redis, actor: Actor, id: st
       await recordAudit(trx, { actorId: actor.id, action: 'voucher.take-down', targetType: 'voucher', targetId: id, before: auditSnapshot(before), after: auditSnapshot(after) });
       return row.type === VoucherType.SECKILL;
     });
+    await afterVoucherWrite(db, redis, id);
     const redisSynced = changed ? await syncRedis(db, redis, id) : true;
     return { voucher: await getVoucher(db, redis, actor, id), redisSynced };
   });

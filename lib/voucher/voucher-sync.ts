@@ -11,6 +11,8 @@ import { LockTimeoutError, withLock } from '@/lib/lock';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { preheatVoucher } from '@/lib/seckill/preheat';
+import { invalidateShopVouchers } from '@/lib/shop/shop.cache';
+import { findVoucherRow } from '@/lib/voucher/voucher.repository';
 
 export async function underVoucherLock<T>(voucherId: string, fn: () => Promise<T>): Promise<T> {
   try {
@@ -48,4 +50,17 @@ export async function syncRedisLocked(db: Executor, redis: Redis, voucherId: str
 export async function shiftRedisStock(redis: Redis, voucherId: string, delta: number): Promise<'ok' | 'short' | 'absent'> {
   const r = await runScript<number>(redis, 'voucher-shift-stock', [keys.seckillMeta(voucherId), keys.seckillStock(voucherId)], [delta]);
   return r >= 0 ? 'ok' : r === -1 ? 'short' : 'absent';
+}
+
+/**
+ * After any committed voucher change: the shop page's cached voucher list must not show the old
+ * one. Never throws (MySQL is already right; the list entry expires on its own within a minute).
+ */
+export async function afterVoucherWrite(db: Executor, redis: Redis, voucherId: string): Promise<void> {
+  try {
+    const row = await findVoucherRow(db, voucherId);
+    if (row) await invalidateShopVouchers(redis, row.shop_id);
+  } catch (err) {
+    log.warn({ err, voucherId }, 'could not drop the shop voucher cache after a voucher change');
+  }
 }
