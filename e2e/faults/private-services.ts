@@ -1,0 +1,98 @@
+/**
+ * Private MariaDB, Redis and RabbitMQ servers on spare ports, owned by the fault suite alone,
+ * so it can really kill and restart them without touching anybody else's services. They use the
+ * machine's installed binaries (scripts/services.sh installs them on Debian).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isListening, kill, RUN_DIR, start, waitFor, type Proc } from './procs';
+
+const need = (bin: string) => {
+  for (const dir of ['/usr/lib/rabbitmq/bin', '/usr/sbin', '/usr/bin']) if (existsSync(path.join(dir, bin))) return path.join(dir, bin);
+  throw new Error(`the fault suite needs ${bin} installed locally (Debian: apt-get install mariadb-server redis-server rabbitmq-server)`);
+};
+
+abstract class Service {
+  protected proc?: Proc;
+  constructor(readonly name: string, readonly port: number) {}
+  protected abstract launch(): Proc;
+  async start(): Promise<void> {
+    this.proc = this.launch();
+    await waitFor(`${this.name} on :${this.port}`, () => isListening(this.port), 90_000);
+  }
+  /** A crash, not a shutdown: SIGKILL. */
+  async crash(): Promise<void> {
+    if (this.proc) await kill(this.proc, 'SIGKILL');
+    await waitFor(`${this.name} to go down`, async () => !(await isListening(this.port)), 20_000);
+  }
+  async stop(): Promise<void> {
+    if (this.proc) await kill(this.proc, 'SIGTERM');
+  }
+}
+
+export class PrivateRedis extends Service {
+  readonly dir = path.join(RUN_DIR, 'redis');
+  constructor(port: number) {
+    super('redis', port);
+    rmSync(this.dir, { recursive: true, force: true });
+    mkdirSync(this.dir, { recursive: true });
+  }
+  get url() {
+    return `redis://127.0.0.1:${this.port}/0`;
+  }
+  protected launch(): Proc {
+    // AOF with fsync on every write: a crash loses no acknowledged grab.
+    return start('redis', need('redis-server'), [
+      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '',
+      '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction',
+    ]);
+  }
+}
+
+export class PrivateMariaDb extends Service {
+  readonly dir = path.join(RUN_DIR, 'mariadb');
+  constructor(port: number) {
+    super('mariadb', port);
+    rmSync(this.dir, { recursive: true, force: true });
+    execFileSync(need('mariadb-install-db'), ['--no-defaults', `--datadir=${this.dir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root'], { stdio: 'ignore' });
+  }
+  get url() {
+    return `mysql://root@127.0.0.1:${this.port}/hmdp_fault`;
+  }
+  protected launch(): Proc {
+    return start('mariadb', need('mariadbd'), [
+      '--no-defaults', `--datadir=${this.dir}`, `--port=${this.port}`, '--bind-address=127.0.0.1',
+      `--socket=${path.join(this.dir, 'sock')}`, '--user=root', '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=1',
+    ]);
+  }
+}
+
+export class PrivateRabbit extends Service {
+  readonly dir = path.join(RUN_DIR, 'rabbitmq');
+  constructor(port: number, private readonly distPort: number) {
+    super('rabbitmq', port);
+    rmSync(this.dir, { recursive: true, force: true });
+    mkdirSync(this.dir, { recursive: true });
+    writeFileSync(path.join(this.dir, 'enabled_plugins'), '[].');
+    writeFileSync(path.join(this.dir, 'rabbitmq.conf'), `listeners.tcp.default = 127.0.0.1:${port}\nloopback_users = none\n`);
+  }
+  get url() {
+    return `amqp://guest:guest@127.0.0.1:${this.port}`;
+  }
+  protected launch(): Proc {
+    // The Debian wrapper drops the environment when it switches user; call the real script.
+    return start('rabbitmq', need('rabbitmq-server'), [], {
+      ...process.env,
+      HOME: this.dir,
+      RABBITMQ_CONF_ENV_FILE: '/dev/null',
+      RABBITMQ_CONFIG_FILE: path.join(this.dir, 'rabbitmq.conf'),
+      RABBITMQ_NODENAME: `hmdpfault${this.port}@localhost`,
+      RABBITMQ_NODE_PORT: String(this.port),
+      RABBITMQ_DIST_PORT: String(this.distPort),
+      RABBITMQ_MNESIA_BASE: path.join(this.dir, 'mnesia'),
+      RABBITMQ_LOG_BASE: path.join(this.dir, 'log'),
+      RABBITMQ_ENABLED_PLUGINS_FILE: path.join(this.dir, 'enabled_plugins'),
+    });
+  }
+}
