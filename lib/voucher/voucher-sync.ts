@@ -5,23 +5,15 @@
  */
 import type Redis from 'ioredis';
 import type { Executor } from '@/lib/db/client';
-import { AppError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { LockTimeoutError, withLock } from '@/lib/lock';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
-import { preheatVoucher } from '@/lib/seckill/preheat';
+import { preheatVoucher, withSeckillStateLock } from '@/lib/seckill/preheat';
 import { invalidateShopVouchers } from '@/lib/shop/shop.cache';
 import { findVoucherRow } from '@/lib/voucher/voucher.repository';
 
-export async function underVoucherLock<T>(voucherId: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await withLock(`voucher-admin:${voucherId}`, { leaseMs: 30_000, waitMs: 10_000 }, () => fn());
-  } catch (e) {
-    if (e instanceof LockTimeoutError) throw new AppError('CONFLICT', '该券正在被其他操作修改，请稍后重试');
-    throw e;
-  }
-}
+/** The seckill state lock (shared with preheat and add-stock, re-entrant). */
+export const underVoucherLock = withSeckillStateLock;
 
 /**
  * Re-preheats after a committed DB change (window, take-down, new voucher). MySQL is the truth
