@@ -7,6 +7,8 @@ const nextConfig = {
   serverExternalPackages: ['ioredis', 'amqplib', 'mysql2', 'pino', 'bcryptjs', 'prom-client', '@sesamecare-oss/redlock'],
   poweredByHeader: false,
   reactStrictMode: true,
+  // forbidden() → a real 403 status for console pages a consumer (or another merchant) opens.
+  experimental: { authInterrupts: true },
 };
 
 export default nextConfig;

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { forbidden } from 'next/navigation';
 import { LogoutButton } from '@/app/_components/logout-button';
 import { layoutUser } from '@/app/admin/_lib/gate';
 
@@ -12,9 +13,13 @@ const NAV = [
   { href: '/admin/audit', label: '操作日志', id: 'audit' },
 ];
 
-/** Console chrome for merchants and admins; every page still checks the role itself. */
+/**
+ * Console chrome for merchants and admins; every page still checks the role itself. A consumer is
+ * refused here, before the pages' loading boundary starts streaming, so the answer is a real 403.
+ */
 export default async function AdminLayout({ children }: { children: React.ReactNode }) {
   const user = await layoutUser();
+  if (user && user.role === 'user') forbidden();
   const staff = user && (user.role === 'merchant' || user.role === 'admin');
   return (
     <div className="min-h-screen bg-gray-100">

@@ -1,8 +1,7 @@
 import { redirect } from 'next/navigation';
 import { consoleUser } from '@/app/admin/_lib/gate';
-import { Forbidden } from '@/app/admin/_components/forbidden';
 
 export default async function AdminHome() {
-  if (!(await consoleUser('/admin'))) return <Forbidden />;
+  await consoleUser('/admin');
   redirect('/admin/vouchers');
 }

@@ -1,18 +1,19 @@
 /**
  * The server-side role check every console page starts with: no session → /login?next=…, a
- * consumer → null (the page renders the 403 view), a merchant or admin → the user.
+ * consumer → a real 403 (forbidden(), rendered by app/forbidden.tsx), a merchant or admin → the user.
  */
 import { cache } from 'react';
-import { redirect } from 'next/navigation';
+import { forbidden, redirect } from 'next/navigation';
 import type { SessionUser } from '@/lib/auth/session';
 import { getPageUser } from '@/lib/web/page-auth';
 
 const currentUser = cache(getPageUser);
 
-export async function consoleUser(next: string): Promise<SessionUser | null> {
+export async function consoleUser(next: string): Promise<SessionUser> {
   const user = await currentUser();
   if (!user) redirect(`/login?next=${encodeURIComponent(next)}`);
-  return user.role === 'merchant' || user.role === 'admin' ? user : null;
+  if (user.role !== 'merchant' && user.role !== 'admin') forbidden();
+  return user;
 }
 
 /** For the layout: who is looking, without redirecting (each page decides). */

@@ -1,3 +1,4 @@
+import { forbidden } from 'next/navigation';
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { db } from '@/lib/db/client';
@@ -8,7 +9,6 @@ import { listVouchersQuery, voucherStates } from '@/lib/voucher/voucher.schema';
 import { listVouchers } from '@/lib/voucher/voucher.service';
 import { consoleUser, pathWithQuery } from '@/app/admin/_lib/gate';
 import { load } from '@/app/admin/_lib/load';
-import { Forbidden } from '@/app/admin/_components/forbidden';
 import { StateBadge, STATE_LABEL } from '@/app/admin/_components/badges';
 import { ShopFilter } from '@/app/admin/_components/shop-filter';
 
@@ -19,11 +19,10 @@ type Search = Record<string, string | string[] | undefined>;
 export default async function VouchersPage({ searchParams }: { searchParams: Promise<Search> }) {
   const sp = await searchParams;
   const user = await consoleUser(pathWithQuery('/admin/vouchers', sp));
-  if (!user) return <Forbidden />;
   const parsed = listVouchersQuery.safeParse(Object.fromEntries(Object.entries(sp).filter(([, v]) => typeof v === 'string')));
   const q = parsed.success ? parsed.data : listVouchersQuery.parse({});
   const res = await load(async () => ({ shops: await listManagedShops(db, user), page: await listVouchers(db, redis, user, q) }));
-  if (res.forbidden) return <Forbidden message="只能查看自己店铺的优惠券" />;
+  if (res.forbidden) forbidden();
   const { shops, page } = res.value;
 
   const link = (over: Record<string, string | undefined>) => {

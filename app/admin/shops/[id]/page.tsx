@@ -1,3 +1,4 @@
+import { forbidden } from 'next/navigation';
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { db } from '@/lib/db/client';
@@ -5,7 +6,6 @@ import { parseId } from '@/lib/http/parse';
 import { getShopForEdit } from '@/lib/admin/shop-view';
 import { consoleUser } from '@/app/admin/_lib/gate';
 import { load } from '@/app/admin/_lib/load';
-import { Forbidden } from '@/app/admin/_components/forbidden';
 import { ShopForm } from '@/app/admin/_components/shop-form';
 
 export const metadata: Metadata = { title: '编辑店铺' };
@@ -13,9 +13,8 @@ export const metadata: Metadata = { title: '编辑店铺' };
 export default async function ShopEditPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   const user = await consoleUser(`/admin/shops/${id}`);
-  if (!user) return <Forbidden />;
   const res = await load(() => getShopForEdit(db, user, parseId(id)));
-  if (res.forbidden) return <Forbidden message="只能编辑自己的店铺" />;
+  if (res.forbidden) forbidden();
   return (
     <section className="space-y-4">
       <Link href="/admin/shops" className="text-sm text-gray-500">

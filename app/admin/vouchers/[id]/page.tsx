@@ -1,3 +1,4 @@
+import { forbidden } from 'next/navigation';
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { db } from '@/lib/db/client';
@@ -7,7 +8,6 @@ import { parseId } from '@/lib/http/parse';
 import { getVoucher } from '@/lib/voucher/voucher.service';
 import { consoleUser } from '@/app/admin/_lib/gate';
 import { load } from '@/app/admin/_lib/load';
-import { Forbidden } from '@/app/admin/_components/forbidden';
 import { StateBadge } from '@/app/admin/_components/badges';
 import { VoucherForm } from '@/app/admin/_components/voucher-form';
 import { VoucherActions } from '@/app/admin/_components/voucher-actions';
@@ -17,9 +17,8 @@ export const metadata: Metadata = { title: '优惠券详情' };
 export default async function VoucherPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | undefined>> }) {
   const { id } = await params;
   const user = await consoleUser(`/admin/vouchers/${id}`);
-  if (!user) return <Forbidden />;
   const res = await load(async () => getVoucher(db, redis, user, parseId(id)));
-  if (res.forbidden) return <Forbidden message="只能管理自己店铺的优惠券" />;
+  if (res.forbidden) forbidden();
   const v = res.value;
   const preheatFailed = (await searchParams).preheat === 'failed';
 

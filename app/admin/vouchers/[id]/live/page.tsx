@@ -1,3 +1,4 @@
+import { forbidden } from 'next/navigation';
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { db } from '@/lib/db/client';
@@ -7,7 +8,6 @@ import { getLiveStock } from '@/lib/admin/live-stock';
 import { parseId } from '@/lib/http/parse';
 import { consoleUser } from '@/app/admin/_lib/gate';
 import { load } from '@/app/admin/_lib/load';
-import { Forbidden } from '@/app/admin/_components/forbidden';
 import { StateBadge } from '@/app/admin/_components/badges';
 import { LiveStockView } from '@/app/admin/_components/live-stock';
 
@@ -17,9 +17,8 @@ export const dynamic = 'force-dynamic';
 export default async function LivePage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   const user = await consoleUser(`/admin/vouchers/${id}/live`);
-  if (!user) return <Forbidden />;
   const res = await load(async () => getLiveStock(db, redis, user, parseId(id)));
-  if (res.forbidden) return <Forbidden message="只能查看自己店铺的优惠券" />;
+  if (res.forbidden) forbidden();
   const s = res.value;
   return (
     <section className="space-y-4">
