@@ -30,7 +30,7 @@ import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { TcpProxy } from '@/lib/seckill/tcp-proxy';
-import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/lib/seckill/testing';
+import { createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/lib/seckill/testing';
 
 const mqProxy = new TcpProxy(25601, 5672);
 const dbProxy = new TcpProxy(25602, Number(new URL(env.DATABASE_URL).port || 3306));
@@ -49,6 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker.stop();
+  await waitOutShortLivedKeys(redis);
   await Promise.all([closeMq(), workerDb.destroy()]);
   await Promise.all([mqProxy.close(), dbProxy.close(), closeDb(), closeRedis()]);
 });
