@@ -1,9 +1,11 @@
 --[[
   Preheat / repair one voucher from the database (DESIGN §5), safe during a live sale: buyers
-  only grow (union with the DB buyers passed in), the initial stock only grows (max of Redis and
-  DB, so a concurrent add-stock is never undone), and the remaining stock is recomputed from them
-  in the same step, so `stock + |buyers| = initial` holds after every call. Large buyer lists
-  come in several calls; each one leaves Redis consistent.
+  only grow (union with the DB buyers passed in: a buyer accepted in Redis but not yet written
+  stays a buyer), the initial stock and window are the database's, and the remaining stock is
+  recomputed from them in the same atomic step, so `stock + |buyers| = initial` holds after every
+  call and no unit is sold twice. Large buyer lists come in several calls; each one leaves Redis
+  consistent. (Callers that change the stock in MySQL serialize with preheats under one voucher
+  lock; a preheat racing such a change without it can only under-sell until the next preheat.)
 
   KEYS[1]  seckill:{vid}:meta    hash: initial, begin (ms), end (ms)
   KEYS[2]  seckill:{vid}:stock
@@ -17,10 +19,6 @@ for i = 4, #ARGV, 500 do
   redis.call('SADD', KEYS[3], unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end
 local initial = tonumber(ARGV[1])
-local current = tonumber(redis.call('HGET', KEYS[1], 'initial'))
-if current and current > initial then
-  initial = current
-end
 redis.call('HSET', KEYS[1], 'initial', initial, 'begin', ARGV[2], 'end', ARGV[3])
 local buyers = redis.call('SCARD', KEYS[3])
 local remaining = initial - buyers

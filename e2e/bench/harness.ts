@@ -9,9 +9,9 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import type Redis from 'ioredis';
 import { keys } from '@/lib/redis/keys';
+import { closedLoop, openLoop, type StormOptions, type StormResult } from './load';
 
 const ROOT = process.cwd();
 
@@ -20,29 +20,6 @@ export interface Proc {
   child: ChildProcess;
   /** The last lines it wrote, for error messages. */
   tail: string[];
-}
-
-export interface StormOptions {
-  label: string;
-  url: string;
-  path: string;
-  method: 'GET' | 'POST';
-  /** Bearer tokens, used round-robin (one per request). */
-  tokens?: string[];
-  connections: number;
-  durationS: number;
-  rate?: number;
-  onResponse?: (status: number, body: string) => void;
-}
-
-export interface StormResult {
-  requests: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  statuses: Record<string, number>;
-  errors: number;
-  durationS: number;
 }
 
 export class Harness {
@@ -149,45 +126,10 @@ export class Harness {
     };
   }
 
+  /** Closed loop (autocannon, C connections as fast as they go), or open loop at o.rate. */
   storm(o: StormOptions): Promise<StormResult> {
-    const tokens = o.tokens ?? [];
-    let turn = 0;
-    let done = 0;
-    const started = Date.now();
     const line = this.progress(o.label);
-    return new Promise((resolve, reject) => {
-      const instance = autocannon(
-        {
-          url: o.url,
-          connections: o.connections,
-          duration: o.durationS,
-          ...(o.rate ? { overallRate: o.rate } : {}),
-          timeout: 10,
-          requests: [
-            {
-              method: o.method,
-              path: o.path,
-              setupRequest: (req) =>
-                tokens.length ? { ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[turn++ % tokens.length]}` } } : req,
-              ...(o.onResponse ? { onResponse: (status: number, body: string) => o.onResponse!(status, body) } : {}),
-            },
-          ],
-        },
-        (err, r) => {
-          clearInterval(ticker);
-          if (err) return reject(err);
-          line(`${done} requests in ${r.duration.toFixed(1)} s`, true);
-          const statuses = Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, Number(v.count)]));
-          const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
-          resolve({ requests, rps: requests / r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99, statuses, errors: r.errors, durationS: r.duration });
-        },
-      );
-      instance.on('response', () => done++);
-      const ticker = setInterval(() => {
-        const s = (Date.now() - started) / 1000;
-        line(`${s.toFixed(0)}/${o.durationS} s · ${done} requests · ${(done / Math.max(s, 0.001)).toFixed(0)} req/s`);
-      }, 1000);
-    });
+    return o.rate ? openLoop({ ...o, rate: o.rate }, line) : closedLoop(o, line);
   }
 }
 

@@ -63,7 +63,9 @@ export function createBatchHandler(deps: HandlerDeps) {
   }
 
   async function deadLetter(d: Delivery, msg: OrderMessage | null, reason: string, attempts: number, kind: 'poison' | 'exhausted') {
-    const ids = msg ?? bestEffortIds(d.body);
+    // A poison message's order id is never trusted: filed under it, it could stop the sweeper
+    // from republishing a real pending order of that id. Its payload keeps everything.
+    const ids = msg ?? { orderId: undefined, ...bestEffortIds(d.body) };
     try {
       await untilDbAnswers('dead letter', () =>
         insertDeadLetterOnce(db, {
@@ -141,12 +143,12 @@ export function createBatchHandler(deps: HandlerDeps) {
   };
 }
 
-/** For a poison message that is JSON of the wrong shape, keep whatever ids it does carry. */
-function bestEffortIds(body: Buffer): { orderId?: string; voucherId?: string; userId?: string } {
+/** For a poison message that is JSON of the wrong shape, keep the voucher and user it names (for the admin's filters). */
+function bestEffortIds(body: Buffer): { voucherId?: string; userId?: string } {
   try {
     const o = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
     const id = (v: unknown) => (typeof v === 'string' && /^[1-9]\d{0,18}$/.test(v) ? v : undefined);
-    return { orderId: id(o.orderId), voucherId: id(o.voucherId), userId: id(o.userId) };
+    return { voucherId: id(o.voucherId), userId: id(o.userId) };
   } catch {
     return {};
   }

@@ -14,13 +14,14 @@ import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestUsers, createTestVoucher, waitFor } from '@/lib/seckill/testing';
+import { createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys } from '@/lib/seckill/testing';
 
 const METRICS_PORT = 25603;
 const children = new Set<ChildProcess>();
 
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
+  await waitOutShortLivedKeys(redis);
   await Promise.all([closeMq(), closeDb(), closeRedis()]);
 });
 

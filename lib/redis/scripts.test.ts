@@ -15,7 +15,7 @@ const pinned: Record<string, string> = {
   'login-check-code': '8f849ba0808a1182703e8caf18654c818bf68303',
   'seckill-grab': '694b089a94d374f6019f83e9b7447ab850ffb69d',
   'seckill-order-id': '21e77de2d061c480d99419bbaa192ac90162005d',
-  'seckill-preheat': 'c6696c3723ccc39ca4e5165e57c23520486e5179',
+  'seckill-preheat': '0eca3e53ec1e00175bb90f0424df1fdcdb0625b5',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
   'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',

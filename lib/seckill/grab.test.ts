@@ -19,7 +19,7 @@ import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/lib/seckill/testing';
+import { createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/lib/seckill/testing';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 
 let worker: OrderWorker;
@@ -31,6 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker.stop();
+  await waitOutShortLivedKeys(redis);
   await Promise.all([closeMq(), closeDb(), closeRedis()]);
   if (saved.user === undefined) delete process.env.SECKILL_USER_PER_SECOND;
   else process.env.SECKILL_USER_PER_SECOND = saved.user;

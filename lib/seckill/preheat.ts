@@ -1,18 +1,17 @@
 /**
- * Preheat / repair (DESIGN §5): rebuilds a voucher's Redis state from MySQL. Safe against grabs by
- * construction — the Lua step only unions buyers in, never lowers the initial stock and recomputes
- * the remaining stock in the same atomic step. Against other state changes (an admin lowering the
- * total reads MySQL, then shifts Redis) it runs under the voucher's state lock: a preheat that read
- * the old total between those two steps would put the old total back. The lock is re-entrant, so
- * admin code that already holds it calls in freely.
+ * Preheat / repair (DESIGN §5): rebuilds a voucher's Redis state from MySQL, safe during a live
+ * sale. The Lua step only unions buyers in and recomputes the remaining stock from the initial
+ * stock in one atomic step, so grabs interleave harmlessly; and it runs while this transaction
+ * holds the voucher's stock row lock, so a concurrent add-stock (or admin edit) is either fully
+ * before it or fully after it — a preheat can never write back a total that was just changed.
  */
 import type Redis from 'ioredis';
-import type { Executor } from '@/lib/db/client';
+import type { DB, Executor } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
+import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
-import { LockTimeoutError, withLock } from '@/lib/lock';
-import { addStockRow, buyerIdPages, findSeckillVoucher } from '@/lib/seckill/seckill.repository';
+import { addStockRow, buyerIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
 
 export interface PreheatResult {
   initial: number;
@@ -30,41 +29,42 @@ async function applyPreheat(redis: Redis, voucherId: string, initial: number, be
   return { initial: i, remaining, buyers };
 }
 
-/** One lock per voucher for every change to its sale state that is not a grab. */
-export async function withSeckillStateLock<T>(voucherId: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await withLock(`seckill-state:${voucherId}`, { leaseMs: 30_000, waitMs: 10_000 }, () => fn());
-  } catch (e) {
-    if (e instanceof LockTimeoutError) throw new AppError('CONFLICT', '该券正在被其他操作修改，请稍后重试');
-    throw e;
-  }
+/** Runs fn in the caller's transaction, or in a new one when given the pool. */
+function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : (db as DB).transaction().execute(fn);
 }
 
-export function preheatVoucher(db: Executor, redis: Redis, voucherId: string): Promise<PreheatResult> {
-  return withSeckillStateLock(voucherId, () => rebuild(db, redis, voucherId));
-}
-
-async function rebuild(db: Executor, redis: Redis, voucherId: string): Promise<PreheatResult> {
-  const v = await findSeckillVoucher(db, voucherId);
-  if (!v) throw notFound('秒杀券');
-  let result: PreheatResult | undefined;
-  for await (const page of buyerIdPages(db, voucherId)) {
-    result = await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, page);
-  }
-  result ??= await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, []);
+export async function preheatVoucher(db: Executor, redis: Redis, voucherId: string): Promise<PreheatResult> {
+  const result = await inTransaction(db, async (trx) => {
+    const v = await lockSeckillRow(trx, voucherId);
+    if (!v) throw notFound('秒杀券');
+    let r: PreheatResult | undefined;
+    for await (const page of buyerIdPages(trx, voucherId)) {
+      r = await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, page);
+    }
+    return r ?? applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, []);
+  });
   // The outbox sweeper only looks at vouchers in this set.
   await redis.sadd(keys.seckillActive(), voucherId);
   return result;
 }
 
-/** Puts n more units on sale: the DB first (the source of truth), then Redis from the new total. */
+/**
+ * Puts n more units on sale, mid-sale included: MySQL and Redis change under the row lock; if
+ * Redis fails the DB change rolls back, so the two never disagree about the total.
+ */
 export async function addSeckillStock(db: Executor, redis: Redis, voucherId: string, n: number): Promise<PreheatResult> {
   if (!Number.isInteger(n) || n <= 0) throw new AppError('VALIDATION', '追加库存必须是正整数');
-  return withSeckillStateLock(voucherId, async () => {
-    const initial = await addStockRow(db, voucherId, n);
-    if (initial === undefined) throw notFound('秒杀券');
-    const v = await findSeckillVoucher(db, voucherId);
-    if (!v) throw notFound('秒杀券');
-    return applyPreheat(redis, voucherId, initial, v.beginTime, v.endTime, []);
-  });
+  try {
+    return await inTransaction(db, async (trx) => {
+      const v = await lockSeckillRow(trx, voucherId);
+      if (!v) throw notFound('秒杀券');
+      await addStockRow(trx, voucherId, n);
+      return applyPreheat(redis, voucherId, v.initialStock + n, v.beginTime, v.endTime, []);
+    });
+  } catch (err) {
+    // Redis was raised but the commit failed: bring Redis back to what MySQL says.
+    if (!(err instanceof AppError)) await preheatVoucher(db, redis, voucherId).catch((e: unknown) => log.error({ err: e, voucherId }, 'repair after failed add-stock failed'));
+    throw err;
+  }
 }

@@ -33,6 +33,21 @@ export async function findSeckillVoucher(db: Executor, voucherId: string): Promi
   };
 }
 
+/**
+ * Locks the voucher's stock row for the caller's transaction and reads the sale's numbers. Every
+ * writer of the stock (worker, add-stock, admin edits) takes this row lock, so whatever Redis
+ * work happens while it is held sees the database as it stays until commit.
+ */
+export async function lockSeckillRow(trx: Executor, voucherId: string): Promise<{ initialStock: number; beginTime: Date; endTime: Date } | undefined> {
+  const row = await trx
+    .selectFrom('tb_seckill_voucher')
+    .select(['initial_stock', 'begin_time', 'end_time'])
+    .where('voucher_id', '=', voucherId)
+    .forUpdate()
+    .executeTakeFirst();
+  return row && { initialStock: row.initial_stock, beginTime: row.begin_time, endTime: row.end_time };
+}
+
 /** Every user with an order for the voucher, in id pages (a sale can have many buyers). */
 export async function* buyerIdPages(db: Executor, voucherId: string, pageSize = 5000): AsyncGenerator<string[]> {
   let after = '0';
@@ -63,16 +78,13 @@ export async function takeStock(db: Executor, voucherId: string, n: number): Pro
   return Number(r.numUpdatedRows) === 1;
 }
 
-/** Adds n units to both the initial and remaining stock; returns the new initial stock. */
-export async function addStockRow(db: Executor, voucherId: string, n: number): Promise<number | undefined> {
-  const r = await db
+/** Adds n units to both the initial and remaining stock (the caller holds the row lock). */
+export async function addStockRow(trx: Executor, voucherId: string, n: number): Promise<void> {
+  await trx
     .updateTable('tb_seckill_voucher')
     .set({ initial_stock: sql<number>`initial_stock + ${n}`, stock: sql<number>`stock + ${n}` })
     .where('voucher_id', '=', voucherId)
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) !== 1) return undefined;
-  const row = await db.selectFrom('tb_seckill_voucher').select('initial_stock').where('voucher_id', '=', voucherId).executeTakeFirstOrThrow();
-  return row.initial_stock;
+    .execute();
 }
 
 export interface DbStockCounts {

@@ -58,3 +58,24 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * Waits out the keys this file left with a TTL of a few seconds (per-second rate-limit windows,
+ * sweep claims), so a later test file that compares DBSIZE before and after does not see them
+ * expire under its feet.
+ */
+export async function waitOutShortLivedKeys(redis: Redis, horizonMs = 3000): Promise<void> {
+  let longest = 0;
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'COUNT', 1000);
+    cursor = next;
+    if (batch.length === 0) continue;
+    const pipe = redis.pipeline();
+    for (const k of batch) pipe.pttl(k);
+    for (const [, ttl] of (await pipe.exec()) ?? []) {
+      if (typeof ttl === 'number' && ttl > 0 && ttl <= horizonMs) longest = Math.max(longest, ttl);
+    }
+  } while (cursor !== '0');
+  if (longest > 0) await new Promise((r) => setTimeout(r, longest + 50));
+}

@@ -8,13 +8,21 @@ import type { Executor } from '@/lib/db/client';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
-import { preheatVoucher, withSeckillStateLock } from '@/lib/seckill/preheat';
+import { preheatVoucher } from '@/lib/seckill/preheat';
+import { AppError } from '@/lib/errors';
+import { LockTimeoutError, withLock } from '@/lib/lock';
 import { invalidateShopVouchers } from '@/lib/shop/shop.cache';
 import { findVoucherRow } from '@/lib/voucher/voucher.repository';
 
-/** The seckill state lock (shared with preheat and add-stock, re-entrant). */
-export const underVoucherLock = withSeckillStateLock;
-
+/** One lock per voucher for the console's changes, so an edit, a preheat and an add-stock never interleave. */
+export async function underVoucherLock<T>(voucherId: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await withLock(`voucher-admin:${voucherId}`, { leaseMs: 30_000, waitMs: 10_000 }, () => fn());
+  } catch (e) {
+    if (e instanceof LockTimeoutError) throw new AppError('CONFLICT', '该券正在被其他操作修改，请稍后重试');
+    throw e;
+  }
+}
 /**
  * Re-preheats after a committed DB change (window, take-down, new voucher). MySQL is the truth
  * and preheat is idempotent, so a Redis failure here is reported, not rolled back: the console

@@ -90,7 +90,7 @@ export const scenario: Scenario = {
       p99Ms: storm.p99Ms,
       failures,
       summary: [
-        `strategy ${strategy}: ${a.users} users, stock ${a.stock}, ${a.connections} connections, ${a.rate ? `${a.rate} req/s offered` : 'closed loop'}, ${round(storm.durationS)} s`,
+        `strategy ${strategy}: ${a.users} users, stock ${a.stock}, ${a.connections} connections, ${a.rate ? `${a.rate} req/s offered (open loop)` : 'closed loop'}, ${round(storm.durationS)} s`,
         `  ${storm.requests} requests · ${line.rps} req/s · latency p50 ${line.p50_ms} ms, p99 ${line.p99_ms} ms · ${statuses}${storm.errors ? ` · ${storm.errors} errors` : ''}`,
         `  accepted ${line.accepted} · DB orders ${counts.orders} · oversold ${oversold} · duplicates ${duplicates} · lost ${lost} · drain ${line.drain_s} s`,
         `  stock left: Redis ${line.redis_stock ?? '—'}, DB ${counts.stock}${inv ? ` · invariants ${inv.violations.length ? 'VIOLATED' : 'hold'}` : ''}`,
