@@ -4,6 +4,7 @@
  * verifies the outcome, stops everything.
  *
  *   npm run bench                                   seckill storm, strategy redis
+ *   npm run bench -- shop                           cached shop detail vs a constant route
  *   npm run bench -- --strategy db                  the seeds' synchronous version
  *   npm run bench -- --compare                      both, with ratios
  *   npm run bench -- --rate 500 --duration 20       fixed offered rate (open loop)
@@ -21,6 +22,8 @@ import type { BenchArgs, RunResult, Scenario } from './types';
 function parseArgs(argv: string[]): { flags: Record<string, string>; bools: Set<string> } {
   const flags: Record<string, string> = {};
   const bools = new Set<string>();
+  // `npm run bench -- shop` is short for `--scenario shop`.
+  if (argv[0] && !argv[0].startsWith('--')) argv = ['--scenario', ...argv];
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/.exec(argv[i]!);
     if (!m) throw new Error(`unexpected argument ${argv[i]}`);
