@@ -4,23 +4,13 @@
  * deletes the cache), so this module only reads.
  */
 import type { Executor } from '@/lib/db/client';
+import type { ShopView } from '@/lib/shop/shop.types';
 import { notFound } from '@/lib/errors';
 import { assertOwns, type Actor } from '@/lib/admin/access';
 import { findShopRow, listShopTypeRows } from '@/lib/admin/shop-view.repository';
 
-export interface ShopEditView {
-  id: string;
-  name: string;
-  typeId: string;
-  images: string[];
-  area: string;
-  address: string;
-  x: number;
-  y: number;
-  /** Fen per person. */
-  avgPrice: number;
-  openHours: string;
-}
+/** The editable part of what the shop pages show. */
+export type ShopEditView = Pick<ShopView, 'id' | 'name' | 'typeId' | 'images' | 'area' | 'address' | 'x' | 'y' | 'avgPrice' | 'openHours'>;
 
 export async function getShopForEdit(db: Executor, actor: Actor, id: string): Promise<{ shop: ShopEditView; types: { id: string; name: string }[] }> {
   const row = await findShopRow(db, id);

@@ -1,9 +1,8 @@
 'use client';
 
 /** Dead letters with replay / discard per row and replay-all, each behind a confirmation. */
-import { useState } from 'react';
-import { useRouter } from 'next/navigation';
-import { api, ApiError } from '@/lib/web/client-api';
+import { api } from '@/lib/web/client-api';
+import { useAction } from '@/app/admin/_components/use-action';
 import { formatShanghai } from '@/lib/admin/format';
 import type { DeadLetterView } from '@/lib/admin/dead-letters';
 import { ConfirmButton } from '@/app/admin/_components/confirm-button';
@@ -11,18 +10,8 @@ import { ConfirmButton } from '@/app/admin/_components/confirm-button';
 const STATUS = { dead: '待处理', replayed: '已重放', discarded: '已丢弃' } as const;
 
 export function DeadLetterTable({ items, waiting }: { items: DeadLetterView[]; waiting: number }) {
-  const router = useRouter();
-  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const { result, act } = useAction();
 
-  const act = (fn: () => Promise<string>) => async () => {
-    setResult(null);
-    try {
-      setResult({ ok: true, text: await fn() });
-      router.refresh();
-    } catch (e) {
-      setResult({ ok: false, text: (e as ApiError).message });
-    }
-  };
 
   return (
     <div className="space-y-3">

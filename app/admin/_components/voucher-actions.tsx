@@ -2,27 +2,17 @@
 
 /** Take down, preheat / repair and add stock for one voucher, each behind a confirmation. */
 import { useState } from 'react';
-import { useRouter } from 'next/navigation';
-import { api, ApiError } from '@/lib/web/client-api';
+import { api } from '@/lib/web/client-api';
+import { useAction } from '@/app/admin/_components/use-action';
 import type { VoucherView } from '@/lib/voucher/voucher.view';
 import { ConfirmButton } from '@/app/admin/_components/confirm-button';
 import { inputCls } from '@/app/admin/_components/field';
 
 export function VoucherActions({ voucher }: { voucher: VoucherView }) {
-  const router = useRouter();
-  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const { result, act } = useAction();
   const [amount, setAmount] = useState('10');
   const live = voucher.state === 'live' || voucher.state === 'upcoming';
 
-  const act = (fn: () => Promise<string>) => async () => {
-    setResult(null);
-    try {
-      setResult({ ok: true, text: await fn() });
-      router.refresh();
-    } catch (e) {
-      setResult({ ok: false, text: (e as ApiError).message });
-    }
-  };
 
   const amountOk = /^[1-9]\d{0,6}$/.test(amount);
   return (
