@@ -91,6 +91,9 @@ beforeAll(async () => {
   await db.insertInto('tb_user').values({ phone, nick_name: 'sweep-admin', role: 'admin', password: null }).execute();
   const u = await db.selectFrom('tb_user').select('id').where('phone', '=', phone).executeTakeFirstOrThrow();
   adminToken = await createSession(redis, { id: u.id, nickName: 'sweep-admin', icon: '', role: 'admin' });
+  // Something for bodyless actions (replay-all…) to act on, so a garbled request that slipped
+  // through would show up as a write.
+  await db.insertInto('tb_order_dead_letter').values({ order_id: null, payload: '{"v":1}', reason: 'hostile sweep fixture', attempts: 1 }).execute();
 });
 
 afterAll(async () => {

@@ -77,3 +77,14 @@ export function parseId(raw: string | undefined, what = 'id'): string {
   if (!r.success) throw new AppError('BAD_REQUEST', `${what} 不合法`);
   return r.data;
 }
+
+const emptyBody = z.object({}).strict().optional();
+
+/**
+ * For actions that take nothing but the path (grab, replay, preheat, logout…): no body, or an
+ * empty JSON object. Anything else is refused before the action runs, so a garbled request never
+ * does something by accident.
+ */
+export async function expectNoBody(req: Request): Promise<void> {
+  await parseOptionalJson(req, emptyBody);
+}

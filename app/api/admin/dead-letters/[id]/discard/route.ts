@@ -1,6 +1,10 @@
 import { route } from '@/lib/http/route';
-import { parseId } from '@/lib/http/parse';
+import { expectNoBody, parseId } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { discardDeadLetter } from '@/lib/admin/dead-letters';
 
-export const POST = route({ auth: 'merchant' }, async ({ params, user }) => discardDeadLetter(db, user, parseId(params.id)));
+export const POST = route({ auth: 'merchant' }, async ({ req, params, user }) => {
+  const id = parseId(params.id);
+  await expectNoBody(req);
+  return discardDeadLetter(db, user, id);
+});

@@ -1,8 +1,12 @@
 import { route } from '@/lib/http/route';
-import { parseId } from '@/lib/http/parse';
+import { expectNoBody, parseId } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { preheatVoucherAudited } from '@/lib/voucher/voucher-stock';
 
 /** Rebuilds the voucher's Redis state from MySQL; safe during a live sale. */
-export const POST = route({ auth: 'merchant' }, async ({ params, user }) => preheatVoucherAudited(db, redis, user, parseId(params.id)));
+export const POST = route({ auth: 'merchant' }, async ({ req, params, user }) => {
+  const id = parseId(params.id);
+  await expectNoBody(req);
+  return preheatVoucherAudited(db, redis, user, id);
+});
