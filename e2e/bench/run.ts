@@ -12,7 +12,8 @@
  *   npm run bench -- --json                         one JSON line per run
  *
  * Options: --users U (1000) --stock S (100) --connections C (50) --duration D s (10) --rate R
- * --workers W (1) --messages N (50000) --batch B --prefetch P --build (rebuild .next first).
+ * --workers W (1) --messages N (50000) --batch B --prefetch P --warmup seconds (3, seckill scenario)
+ * --build (rebuild .next first).
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_MQ_PREFIX override the bench's own services.
  */
 import { readdirSync } from 'node:fs';

@@ -22,6 +22,13 @@ export const scenario: Scenario = {
     const web = await h.startWeb({ SECKILL_STRATEGY: strategy });
     if (strategy === 'redis') await h.startWorkers(a.workers);
     const tokens = await h.loginUsers(web.url, redis, a.users);
+    // Warm-up on a voucher of its own (JIT, Next's lazily loaded route modules, pools), so the
+    // measured storm sees the steady state; --warmup 0 skips it.
+    const warmupS = Number(a.extra.warmup ?? 3);
+    if (warmupS > 0) {
+      const warm = await createTestVoucher(db, redis, { stock: 1, preheat: strategy === 'redis', title: `bench warm-up ${strategy}` });
+      await h.storm({ label: 'warm-up', url: web.url, path: `/api/seckill/${warm}`, method: 'POST', tokens, connections: 10, durationS: warmupS });
+    }
     const voucherId = await createTestVoucher(db, redis, { stock: a.stock, preheat: strategy === 'redis', title: `bench ${strategy}` });
 
     const accepted = new Set<string>();
