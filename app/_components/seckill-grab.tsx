@@ -113,8 +113,9 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
     : phase === 'upcoming' ? '即将开抢'
     : phase === 'ended' ? '已结束'
     : busy ? '抢购中…'
-    : soldOut ? '已售罄'
+    // Whoever took the last unit has it: 已抢到 wins over the 已售罄 the stock poll brings next.
     : done ? '已抢到'
+    : soldOut ? '已售罄'
     : '立即抢购';
   const disabled = phase !== 'live' || busy || soldOut || done;
 

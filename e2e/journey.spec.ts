@@ -1,0 +1,160 @@
+/**
+ * Consumer journeys in a real browser against the production build, the real order worker,
+ * MySQL, Redis and RabbitMQ: every step under test is a click or a keystroke on our pages. Each
+ * journey gets a fresh voucher of its own (MySQL + preheat, see support/journey-data.ts) on the
+ * seeded shop, so no journey depends on another's stock; afterwards the DESIGN §5 numbers of the
+ * voucher must hold once the worker has drained it.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { JourneyData } from './support/journey-data';
+import { loginBySms } from './support/login';
+
+const SHOP = '103茶餐厅'; // seeded in 美食, on that type's first page
+let data: JourneyData;
+let shopId = '';
+
+test.beforeAll(async () => {
+  data = new JourneyData(SHOP);
+  shopId = await data.shopId();
+});
+
+test.afterAll(async () => {
+  await data?.dispose();
+});
+
+function grabBox(page: Page, title: string) {
+  return page.getByTestId('voucher').filter({ hasText: title }).getByTestId('seckill-grab');
+}
+
+/** Orders written, nothing oversold or duplicated, Redis and MySQL agreeing. */
+async function expectSettled(voucherId: string, orders: number) {
+  await expect.poll(async () => (await data.invariants(voucherId)).pending, { timeout: 15_000 }).toBe(0);
+  const r = await data.invariants(voucherId);
+  expect(r.violations).toEqual([]);
+  expect(r.dbOrders).toBe(orders);
+}
+
+test('SMS login → home → 美食 → shop → grab → 抢购成功 → the order is created in 我的订单', async ({ page }) => {
+  const v = await data.voucher({ stock: 5, label: '下单' });
+  await loginBySms(page, undefined, '/');
+  await expect(page).toHaveURL(/\/$/);
+
+  await page.getByTestId('type-link').filter({ hasText: '美食' }).click();
+  await expect(page.getByTestId('type-title')).toHaveText('美食');
+  await page.getByTestId('shop-list').getByTestId('shop-card').filter({ hasText: SHOP }).click();
+  await expect(page.getByTestId('shop-name')).toHaveText(SHOP);
+
+  const box = grabBox(page, v.title);
+  const button = box.getByTestId('seckill-button');
+  await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 5 张');
+  await expect(box.getByTestId('seckill-countdown')).toContainText('距结束');
+  await expect(button).toHaveText('立即抢购');
+  await button.click();
+
+  const result = box.getByTestId('seckill-result');
+  await expect(result).toContainText('抢购成功');
+  // The box polls the order until the worker has written it.
+  await expect(result).toHaveAttribute('data-state', 'created', { timeout: 15_000 });
+  await expect(result).toContainText('抢购成功！订单已生成');
+  await expect(button).toHaveText('已抢到');
+  await expect(button).toBeDisabled();
+  await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 4 张'); // the page's stock poll
+
+  await page.getByTestId('nav-orders').click();
+  await expect(page).toHaveURL(/\/orders$/);
+  const item = page.getByTestId('order-item').filter({ hasText: v.title });
+  await expect(item).toHaveCount(1);
+  await expect(item).toContainText(SHOP);
+  await expect(item.getByTestId('order-status')).toHaveAttribute('data-state', 'created');
+  await expect(item.getByTestId('order-status')).toContainText('已创建');
+  const order = await data.order(await item.getByTestId('order-id').innerText());
+  expect(order?.voucherId).toBe(v.id);
+  await expectSettled(v.id, 1);
+});
+
+test('grabbing the same voucher again is refused in the UI: 已抢过', async ({ page }) => {
+  const v = await data.voucher({ stock: 5, label: '重复' });
+  await loginBySms(page, undefined, `/shops/${shopId}`);
+  const box = grabBox(page, v.title);
+  await box.getByTestId('seckill-button').click();
+  await expect(box.getByTestId('seckill-result')).toContainText('抢购成功');
+  await expect(box.getByTestId('seckill-button')).toHaveText('已抢到');
+  await expect(box.getByTestId('seckill-button')).toBeDisabled();
+
+  // A fresh page knows nothing of the first grab; the server does.
+  await page.reload();
+  const again = grabBox(page, v.title);
+  await expect(again.getByTestId('seckill-result')).toHaveCount(0);
+  await again.getByTestId('seckill-button').click();
+  await expect(again.getByTestId('seckill-result')).toHaveText('已抢过');
+  await expect(again.getByTestId('seckill-result')).toHaveAttribute('data-state', 'ALREADY_BOUGHT');
+  await expect(again.getByTestId('seckill-button')).toHaveText('已抢到');
+  await expect(again.getByTestId('seckill-button')).toBeDisabled();
+  await expect(again.getByTestId('seckill-remaining')).toHaveText('剩余 4 张');
+  await expectSettled(v.id, 1);
+});
+
+test('a sold-out voucher shows 已售罄: as the grab result, and before any click', async ({ page, request }) => {
+  const v = await data.voucher({ stock: 1, label: '售罄' });
+  const other = await data.consumer();
+  // Hold the page's stock poll so the button is still clickable after the other user's grab.
+  let release = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  await page.route(`**/api/shops/${shopId}/vouchers`, async (route) => {
+    await gate;
+    await route.continue().catch(() => {}); // the page may have moved on
+  });
+
+  await loginBySms(page, undefined, `/shops/${shopId}`);
+  const box = grabBox(page, v.title);
+  await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 1 张');
+  await expect(box.getByTestId('seckill-button')).toHaveText('立即抢购');
+
+  const taken = await request.post(`/api/seckill/${v.id}`, { headers: { authorization: `Bearer ${other.token}` } });
+  expect(taken.status(), await taken.text()).toBe(200);
+
+  await box.getByTestId('seckill-button').click();
+  await expect(box.getByTestId('seckill-result')).toHaveText('已售罄');
+  await expect(box.getByTestId('seckill-result')).toHaveAttribute('data-state', 'SOLD_OUT');
+  await expect(box.getByTestId('seckill-button')).toHaveText('已售罄');
+  await expect(box.getByTestId('seckill-button')).toBeDisabled();
+  release();
+  await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 0 张', { timeout: 8000 });
+
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.reload();
+  const fresh = grabBox(page, v.title);
+  await expect(fresh.getByTestId('seckill-remaining')).toHaveText('剩余 0 张');
+  await expect(fresh.getByTestId('seckill-button')).toHaveText('已售罄');
+  await expect(fresh.getByTestId('seckill-button')).toBeDisabled();
+  await expect(fresh.getByTestId('seckill-result')).toHaveCount(0);
+  await expectSettled(v.id, 1);
+});
+
+test("an upcoming voucher's countdown turns into a live grab button when its window opens", async ({ page }) => {
+  await loginBySms(page, undefined, '/');
+  const v = await data.voucher({ stock: 1, startsInMs: 8_000, label: '开抢' });
+  await page.goto(`/shops/${shopId}`);
+  await page.evaluate(() => ((window as unknown as { __sameDocument: boolean }).__sameDocument = true));
+
+  const box = grabBox(page, v.title);
+  const button = box.getByTestId('seckill-button');
+  await expect(box.getByTestId('seckill-countdown')).toHaveText(/^距开抢 00:00:0\d$/);
+  await expect(button).toHaveText('即将开抢');
+  await expect(button).toBeDisabled();
+  const first = await box.getByTestId('seckill-countdown').innerText();
+  await expect(box.getByTestId('seckill-countdown')).not.toHaveText(first); // it ticks
+
+  await expect(button).toHaveText('立即抢购', { timeout: 12_000 });
+  await expect(button).toBeEnabled();
+  await expect(box.getByTestId('seckill-countdown')).toContainText('距结束');
+  expect(await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
+
+  await button.click();
+  await expect(box.getByTestId('seckill-result')).toContainText('抢购成功');
+  await expect(box.getByTestId('seckill-result')).toHaveAttribute('data-state', 'created', { timeout: 15_000 });
+  // It was the only one: the stock poll reaches 0, and the buyer still reads 已抢到, not 已售罄.
+  await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 0 张');
+  await expect(button).toHaveText('已抢到');
+  await expectSettled(v.id, 1);
+});

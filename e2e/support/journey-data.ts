@@ -1,0 +1,87 @@
+/**
+ * Set-up data for the browser journeys, written straight to MySQL + Redis (the steps under test
+ * go through the UI): fresh flash-sale vouchers on a seeded shop, preheated and with the shop's
+ * cached voucher list dropped exactly as the admin's create does, and a second consumer with a
+ * session token for grabbing over the API. Uses its own clients on the test env.
+ */
+import { randomInt } from 'node:crypto';
+import type { DB } from '../../lib/db/client';
+import { closeDb, createDb } from '../../lib/db/client';
+import { VoucherStatus } from '../../lib/db/schema';
+import { closeRedis, createRedis, type Redis } from '../../lib/redis/client';
+import { checkInvariants, type InvariantReport } from '../../lib/seckill/invariants';
+import { preheatVoucher } from '../../lib/seckill/preheat';
+import { insertSeckillVoucher } from '../../lib/seckill/seckill.repository';
+import { createTestUsers, type TestUser } from '../../lib/seckill/testing';
+import { invalidateShopVouchers } from '../../lib/shop/shop.cache';
+import { findOrderView, type OrderView } from '../../lib/order/order.repository';
+
+export interface JourneyVoucher {
+  id: string;
+  title: string;
+}
+
+export class JourneyData {
+  private readonly db: DB = createDb(undefined, 2);
+  private readonly redis: Redis = createRedis();
+  private readonly created: JourneyVoucher[] = [];
+
+  constructor(readonly shopName: string) {}
+
+  async shopId(): Promise<string> {
+    const row = await this.db.selectFrom('tb_shop').select('id').where('name', '=', this.shopName).executeTakeFirst();
+    if (!row) throw new Error(`seeded shop ${this.shopName} is missing: did the global setup seed the database?`);
+    return String(row.id);
+  }
+
+  /** A seckill voucher on the shop with a unique title, live from `startsInMs` (default: a minute ago). */
+  async voucher(opts: { stock: number; startsInMs?: number; label: string }): Promise<JourneyVoucher> {
+    const shopId = await this.shopId();
+    const now = Date.now();
+    const title = `旅程${opts.label} ${now.toString(36)}${randomInt(0, 1296).toString(36)}`;
+    const id = await insertSeckillVoucher(this.db, {
+      shopId,
+      title,
+      payValue: 990,
+      actualValue: 5000,
+      stock: opts.stock,
+      beginTime: new Date(now + (opts.startsInMs ?? -60_000)),
+      endTime: new Date(now + 3_600_000),
+    });
+    await preheatVoucher(this.db, this.redis, id);
+    await invalidateShopVouchers(this.redis, shopId);
+    const v = { id, title };
+    this.created.push(v);
+    return v;
+  }
+
+  /** Another consumer with a live session (its token works as `Authorization: Bearer`). */
+  async consumer(): Promise<TestUser> {
+    const [u] = await createTestUsers(this.db, this.redis, 1);
+    return u!;
+  }
+
+  order(id: string): Promise<OrderView | undefined> {
+    return findOrderView(this.db, id);
+  }
+
+  /** DESIGN §5 numbers for the voucher once the worker has drained it. */
+  invariants(voucherId: string): Promise<InvariantReport> {
+    return checkInvariants(this.db, this.redis, voucherId, { drained: true });
+  }
+
+  /** Takes this run's vouchers off the shop page (orders stay) and closes the clients. */
+  async dispose(): Promise<void> {
+    try {
+      if (this.created.length) {
+        await this.db.updateTable('tb_voucher').set({ status: VoucherStatus.TAKEN_DOWN }).where('id', 'in', this.created.map((v) => v.id)).execute();
+        await invalidateShopVouchers(this.redis, await this.shopId());
+      }
+    } finally {
+      this.redis.disconnect();
+      await this.db.destroy();
+      // Importing lib/redis/client opens the process-wide connection as well.
+      await Promise.all([closeRedis(), closeDb()]);
+    }
+  }
+}
