@@ -1,15 +1,26 @@
 /**
- * Before the browser tests: migrate + seed the test database, clear the test Redis db, and start
- * a real order worker (stopped again by the returned teardown).
+ * Before the browser tests: migrate + seed the test database, reset the rate-limit counters in
+ * the test Redis db (every browser login comes from 127.0.0.1, so runs within the hour would add
+ * up against the per-IP SMS cap), and start a real order worker (stopped by the teardown).
  */
 import '../lib/test/setup-env';
 import { execSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import Redis from 'ioredis';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 export default async function globalSetup() {
+  const dbName = new URL(process.env.DATABASE_URL!).pathname.slice(1);
+  if (!/test/.test(dbName)) throw new Error(`Refusing to run e2e against database "${dbName}" (name must contain "test")`);
   execSync('npx tsx scripts/db-migrate.ts && npx tsx scripts/db-seed.ts', { stdio: 'inherit', env: process.env, cwd: root });
+  const redis = new Redis(process.env.REDIS_URL!);
+  try {
+    const stale = await redis.keys('rl:*');
+    if (stale.length) await redis.del(...stale);
+  } finally {
+    redis.disconnect();
+  }
   const worker = spawn('npx', ['tsx', 'workers/order-worker.ts'], { stdio: ['ignore', 'ignore', 'inherit'], env: process.env, cwd: root, detached: true });
   await new Promise((r) => setTimeout(r, 1500));
   if (worker.exitCode !== null) throw new Error(`order worker exited early with code ${worker.exitCode}`);
