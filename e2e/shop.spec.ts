@@ -46,8 +46,10 @@ test('with the location shared, the list is nearest first and shows distances', 
   await expect(list).toHaveAttribute('data-sorted', 'distance');
   const distances = page.getByTestId('shop-card-distance');
   await expect(distances.first()).toBeVisible();
-  const metres = (await distances.allInnerTexts()).map((t) => (t.endsWith('km') ? parseFloat(t) * 1000 : parseFloat(t)));
-  expect(metres.length).toBeGreaterThanOrEqual(5);
+  // The list may re-render once more as the position arrives: read it once it has settled.
+  const read = async () => (await distances.allInnerTexts()).map((t) => (t.endsWith('km') ? parseFloat(t) * 1000 : parseFloat(t)));
+  await expect.poll(async () => (await read()).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(5);
+  const metres = await read();
   expect([...metres].sort((a, b) => a - b)).toEqual(metres);
   await context.close();
 });
