@@ -4,24 +4,18 @@
  * Redis GET), `constant` = GET /api/bench/constant (no wrapper, no Redis). Target: cached ≥ 90 %.
  * Each variant gets its own fresh server, a warm-up storm, then the measured storm.
  */
-import { createDb, db } from '@/lib/db/client';
-import { ensureDatabase, migrateToLatest } from '@/lib/db/migrate';
+import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { seedDemo } from '@/lib/seed/seed';
 import { warmShopCaches } from '@/lib/shop/shop.warm';
+import { prepareBenchDb } from '../setup';
 import type { Scenario } from '../types';
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 async function prepare(): Promise<string> {
-  await ensureDatabase();
-  const migrator = createDb(undefined, 2);
-  try {
-    await migrateToLatest(migrator);
-  } finally {
-    await migrator.destroy();
-  }
+  await prepareBenchDb();
   await seedDemo(db);
   const { hotShopIds } = await warmShopCaches(db, redis); // as npm run up does
   const id = hotShopIds[0] ?? (await db.selectFrom('tb_shop').select('id').orderBy('id').executeTakeFirstOrThrow()).id;
