@@ -56,12 +56,11 @@ export async function grabVoucher(db: DB, redis: Redis, input: GrabInput): Promi
 
   const parsed = parseOrderMessage(payload);
   if (!parsed.ok) throw new Error(`grab script wrote a bad outbox entry: ${parsed.reason}`);
-  await Promise.all([
-    publishOrder(parsed.msg).catch((err: unknown) =>
-      log.warn({ orderId, voucherId: input.voucherId, err: err instanceof Error ? err.message : String(err) }, 'order publish failed; it stays in the outbox for the sweeper'),
-    ),
-    redis.sadd(keys.seckillActive(), input.voucherId).catch((err: unknown) => log.warn({ err, voucherId: input.voucherId }, 'could not mark voucher active')),
-  ]);
+  // The sweeper already knows this voucher: every preheat (including the rebuild above) puts it in
+  // seckill:active, and a grab is only accepted on preheated keys.
+  await publishOrder(parsed.msg).catch((err: unknown) =>
+    log.warn({ orderId, voucherId: input.voucherId, err: err instanceof Error ? err.message : String(err) }, 'order publish failed; it stays in the outbox for the sweeper'),
+  );
   return { orderId, status: 'pending' };
 }
 
