@@ -104,7 +104,11 @@ export function createBatchHandler(deps: HandlerDeps) {
   async function clearOutbox(msgs: OrderMessage[]) {
     const pipe = redis.pipeline();
     const byVoucher = new Map<string, string[]>();
-    for (const m of msgs) byVoucher.set(m.voucherId, [...(byVoucher.get(m.voucherId) ?? []), m.orderId]);
+    for (const m of msgs) {
+      const ids = byVoucher.get(m.voucherId);
+      if (ids) ids.push(m.orderId);
+      else byVoucher.set(m.voucherId, [m.orderId]);
+    }
     for (const [vid, ids] of byVoucher) pipe.hdel(keys.seckillPending(vid), ...ids);
     // Failure only leaves entries the sweeper will find in MySQL and remove.
     await pipe.exec().catch((err: Error) => log.warn({ err: err.message }, 'could not clear outbox entries'));
