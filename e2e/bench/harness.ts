@@ -9,7 +9,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
 import { closedLoop, openLoop, type StormOptions, type StormResult } from './load';
 
@@ -87,7 +87,7 @@ export class Harness {
   }
 
   /** n consumers through the real SMS login (send code → read the dev SMS outbox → log in). */
-  async loginUsers(url: string, redis: Redis, n: number, concurrency = 32): Promise<string[]> {
+  async loginUsers(url: string, redis: RedisClient, n: number, concurrency = 32): Promise<string[]> {
     const start = randomInt(0, 999_999_999 - n);
     const phones = Array.from({ length: n }, (_, i) => `16${String(start + i).padStart(9, '0')}`);
     const tokens: string[] = new Array(n);

@@ -3,7 +3,7 @@
  * console's live page and GET /api/admin/vouchers/{id}/stock show them. MySQL is read before
  * Redis on purpose: see lib/admin/invariants.ts for why that order makes the verdict sound.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { AppError } from '@/lib/errors';
@@ -48,7 +48,7 @@ export async function requireSeckillAccess(db: Executor, actor: Actor, id: strin
 }
 
 /** Numbers for an already access-checked voucher (the stream checks once, then ticks). */
-export async function readLiveStock(db: Executor, redis: Redis, id: string): Promise<LiveStock> {
+export async function readLiveStock(db: Executor, redis: RedisClient, id: string): Promise<LiveStock> {
   const [row, dbStock, deadLetters, depth] = await Promise.all([
     findVoucherRow(db, id),
     readDbStock(db, id),
@@ -93,11 +93,11 @@ export async function readLiveStock(db: Executor, redis: Redis, id: string): Pro
   };
 }
 
-export async function getLiveStock(db: Executor, redis: Redis, actor: Actor, id: string): Promise<LiveStock> {
+export async function getLiveStock(db: Executor, redis: RedisClient, actor: Actor, id: string): Promise<LiveStock> {
   await requireSeckillAccess(db, actor, id);
   return readLiveStock(db, redis, id);
 }
 
-export async function getSaleSeries(db: Executor, redis: Redis, stock: LiveStock): Promise<SaleSeries> {
+export async function getSaleSeries(db: Executor, redis: RedisClient, stock: LiveStock): Promise<SaleSeries> {
   return readSaleSeries(db, redis, stock.voucherId, stock.state === 'live');
 }

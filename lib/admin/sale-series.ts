@@ -4,7 +4,7 @@
  * while the worker drains, the persisted line visibly catches up with the grabs line. At most
  * MAX_POINTS buckets: a long sale is shown as per-second averages over wider buckets.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { keys } from '@/lib/redis/keys';
 import { orderBuckets, orderTimeRange } from '@/lib/admin/stats.repository';
@@ -26,7 +26,7 @@ export interface SaleSeries {
   points: SalePoint[];
 }
 
-async function pendingTimes(redis: Redis, voucherId: string): Promise<number[]> {
+async function pendingTimes(redis: RedisClient, voucherId: string): Promise<number[]> {
   const values = await redis.hvals(keys.seckillPending(voucherId));
   const out: number[] = [];
   for (const v of values) {
@@ -44,7 +44,7 @@ export function pickBucket(spanMs: number): number {
   return BUCKETS.find((b) => spanMs / 1000 / b <= MAX_POINTS) ?? BUCKETS[BUCKETS.length - 1]!;
 }
 
-export async function readSaleSeries(db: Executor, redis: Redis, voucherId: string, live: boolean, now = new Date()): Promise<SaleSeries> {
+export async function readSaleSeries(db: Executor, redis: RedisClient, voucherId: string, live: boolean, now = new Date()): Promise<SaleSeries> {
   const [range, pending] = await Promise.all([orderTimeRange(db, voucherId), pendingTimes(redis, voucherId).catch(() => [])]);
   let first = range ? range.first.getTime() : Infinity;
   let last = range ? range.last.getTime() : -Infinity;

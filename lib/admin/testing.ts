@@ -3,7 +3,7 @@
  * with real Redis sessions (Bearer tokens), unique per call so test files never collide.
  */
 import { randomInt } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import type { Role } from '@/lib/db/schema';
 import { createSession } from '@/lib/auth/session';
@@ -25,12 +25,12 @@ export interface ConsoleFixture {
   shopB: string;
 }
 
-async function user(db: DB, redis: Redis, role: Role): Promise<ConsoleUser> {
+async function user(db: DB, redis: RedisClient, role: Role): Promise<ConsoleUser> {
   const id = await insertUser(db, randomPhone(), role);
   return { id, role, token: await createSession(redis, { id, nickName: `${role}-${id}`, icon: '', role }) };
 }
 
-export async function createConsoleFixture(db: DB, redis: Redis): Promise<ConsoleFixture> {
+export async function createConsoleFixture(db: DB, redis: RedisClient): Promise<ConsoleFixture> {
   const [admin, merchantA, merchantB, consumer] = [
     await user(db, redis, 'admin'),
     await user(db, redis, 'merchant'),

@@ -4,7 +4,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import type { User } from '@/lib/db/schema';
 import { AppError } from '@/lib/errors';
@@ -30,7 +30,7 @@ export const loginInput = z.union([
 ]);
 export type LoginInput = z.infer<typeof loginInput>;
 
-export async function sendLoginCode(redis: Redis, phone: string, ip: string): Promise<void> {
+export async function sendLoginCode(redis: RedisClient, phone: string, ip: string): Promise<void> {
   await consume('smsIpHourly', ip);
   await consume('smsPhoneCooldown', phone);
   await consume('smsPhoneDaily', phone);
@@ -49,13 +49,13 @@ export interface LoginResult {
   user: SessionUser;
 }
 
-export async function login(db: Executor, redis: Redis, input: LoginInput): Promise<LoginResult> {
+export async function login(db: Executor, redis: RedisClient, input: LoginInput): Promise<LoginResult> {
   const user = 'code' in input ? await checkCode(db, redis, input.phone, input.code) : await checkPassword(db, input.phone, input.password);
   const dto = toSessionUser(user);
   return { token: await createSession(redis, dto), user: dto };
 }
 
-async function checkCode(db: Executor, redis: Redis, phone: string, code: string): Promise<User> {
+async function checkCode(db: Executor, redis: RedisClient, phone: string, code: string): Promise<User> {
   const r = await runScript<number>(redis, 'login-check-code', [keys.loginCode(phone), keys.loginCodeTries(phone)], [code, MAX_CODE_TRIES]);
   if (r === -1) throw new AppError('CODE_EXPIRED', '验证码已失效，请重新获取');
   if (r === -2) throw new AppError('CODE_INVALID', '验证码错误次数过多，请重新获取');

@@ -4,7 +4,7 @@
  * as a Bearer header (API clients) or inside the next-auth JWT cookie (browsers).
  */
 import { randomBytes } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
 import type { Role } from '@/lib/db/schema';
@@ -22,7 +22,7 @@ export function isWellFormedToken(token: string): boolean {
   return TOKEN_RE.test(token);
 }
 
-export async function createSession(redis: Redis, user: SessionUser): Promise<string> {
+export async function createSession(redis: RedisClient, user: SessionUser): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const ttl = env.SESSION_TTL_SECONDS;
   await redis
@@ -36,7 +36,7 @@ export async function createSession(redis: Redis, user: SessionUser): Promise<st
 }
 
 /** Reads a session and slides its TTL in one round trip; null when missing, expired or revoked. */
-export async function touchSession(redis: Redis, token: string): Promise<SessionUser | null> {
+export async function touchSession(redis: RedisClient, token: string): Promise<SessionUser | null> {
   if (!isWellFormedToken(token)) return null;
   const key = keys.session(token);
   const res = await redis.multi().hgetall(key).expire(key, env.SESSION_TTL_SECONDS, 'XX').exec();
@@ -46,7 +46,7 @@ export async function touchSession(redis: Redis, token: string): Promise<Session
   return { id: hash.id, nickName: hash.nickName ?? '', icon: hash.icon ?? '', role };
 }
 
-export async function revokeSession(redis: Redis, token: string): Promise<void> {
+export async function revokeSession(redis: RedisClient, token: string): Promise<void> {
   if (!isWellFormedToken(token)) return;
   const id = await redis.hget(keys.session(token), 'id');
   const m = redis.multi().del(keys.session(token));
@@ -55,7 +55,7 @@ export async function revokeSession(redis: Redis, token: string): Promise<void> 
 }
 
 /** Revokes every session of a user (role change, "log out everywhere"). */
-export async function revokeUserSessions(redis: Redis, userId: string): Promise<number> {
+export async function revokeUserSessions(redis: RedisClient, userId: string): Promise<number> {
   const tokens = await redis.smembers(keys.userSessions(userId));
   if (tokens.length === 0) return 0;
   await redis.del(...tokens.map((t) => keys.session(t)), keys.userSessions(userId));

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { createRedis, redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { closeLocks } from '@/lib/lock';
@@ -15,7 +15,7 @@ import { Semaphore } from '@/lib/cache/semaphore';
 import { startThrowawayRedis } from '@/lib/cache/throwaway-redis';
 
 const created: string[] = [];
-const conns: Redis[] = [];
+const conns: RedisClient[] = [];
 
 afterAll(async () => {
   if (created.length) await redis.del(...created, ...created.map((k) => keys.fenceRecord(k)));

@@ -13,7 +13,7 @@
  * Concurrent reads of one key inside one process share a single promise (single flight), so a
  * burst costs one Redis round trip per instance.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { log } from '@/lib/log';
@@ -80,7 +80,7 @@ export class CacheClient {
   readonly fallback: Semaphore;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     opts: CacheClientOptions = {},
   ) {
     this.jitter = opts.jitter ?? env.CACHE_TTL_JITTER;
@@ -262,7 +262,7 @@ export class CacheClient {
     if (now - this.lastLoudLog < LOUD_LOG_EVERY_MS) return;
     log.error(
       { key, reason: errMessage(reason), fallbacks: this.fallbacksSinceLog, dbConcurrency: this.fallback.max },
-      'CACHE DOWN: Redis unavailable, reads go to the database (capped per process)',
+      'CACHE DOWN: RedisClient unavailable, reads go to the database (capped per process)',
     );
     this.lastLoudLog = now;
     this.fallbacksSinceLog = 0;

@@ -10,6 +10,7 @@ import { AppError } from '@/lib/errors';
 import { resolveCaller, type Caller } from '@/lib/auth/resolve';
 import type { SessionUser } from '@/lib/auth/session';
 import { errorResponse, json } from '@/lib/http/respond';
+import { clientIp } from '@/lib/http/client-ip';
 
 export type AuthLevel = 'none' | 'optional' | 'user' | 'merchant' | 'admin';
 
@@ -34,7 +35,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
       authorize(opts.auth, caller);
       if (caller?.via === 'cookie') checkSameOrigin(req);
       const params = ((await ctx?.params) ?? {}) as P;
-      const out = await handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req) });
+      const out = await handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
       return out instanceof Response ? out : json(out);
     } catch (err) {
       return errorResponse(err, { method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started });
@@ -70,10 +71,4 @@ function checkSameOrigin(req: Request): void {
     return;
   }
   throw new AppError('CSRF', '跨站请求被拒绝');
-}
-
-export function clientIp(req: Request): string {
-  const xff = req.headers.get('x-forwarded-for');
-  const first = xff?.split(',')[0]?.trim();
-  return first || req.headers.get('x-real-ip') || '127.0.0.1';
 }

@@ -5,7 +5,7 @@
  * the same script that increments it. The value needs 63 bits, so it is built with BigInt and
  * travels as a decimal string (JSON numbers lose precision above 2^53).
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 
@@ -32,7 +32,7 @@ export function idTime(id: string): Date {
   return new Date((Number(BigInt(id) >> SEQUENCE_BITS) + ID_EPOCH_SECONDS) * 1000);
 }
 
-export async function nextOrderId(redis: Redis): Promise<string> {
+export async function nextOrderId(redis: RedisClient): Promise<string> {
   let day = Math.floor(Date.now() / 1000 / DAY_SECONDS);
   // At most one retry: the script tells us Redis' day when our clock disagrees around midnight.
   for (let i = 0; i < 3; i++) {

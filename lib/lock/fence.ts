@@ -3,7 +3,7 @@
  * write with an older fence is refused, so a holder that silently lost its lock (a long GC pause,
  * a slow rebuild) cannot put stale data back. See the API notes in lib/lock/index.ts.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 
@@ -11,7 +11,7 @@ import { runScript } from '@/lib/redis/scripts';
 const FENCE_RECORD_MIN_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** Sets `key` to `value` unless a newer fence already wrote or invalidated it; true when written. */
-export async function setIfFenceNewer(client: Redis, key: string, value: string, fence: number, ttlMs = 0): Promise<boolean> {
+export async function setIfFenceNewer(client: RedisClient, key: string, value: string, fence: number, ttlMs = 0): Promise<boolean> {
   const recordTtl = Math.max(ttlMs, FENCE_RECORD_MIN_TTL_MS);
   const r = await runScript<number>(client, 'lock-fenced-set', [key, keys.fenceRecord(key)], [value, fence, ttlMs, recordTtl]);
   return r === 1;
@@ -22,7 +22,7 @@ export async function setIfFenceNewer(client: Redis, key: string, value: string,
  * from a grant of lock `lockName` handed out before this call (a rebuild that read the old data).
  * Takes a fence from the single-node lock's counter, so pair it with single-node locks.
  */
-export async function invalidateFenced(client: Redis, lockName: string, key: string): Promise<void> {
+export async function invalidateFenced(client: RedisClient, lockName: string, key: string): Promise<void> {
   const fence = await client.incr(keys.lockFence(lockName));
   await runScript(client, 'lock-fenced-del', [key, keys.fenceRecord(key)], [fence, FENCE_RECORD_MIN_TTL_MS]);
 }

@@ -5,7 +5,7 @@
  * Taking / renewing / releasing is @sesamecare-oss/redlock; fences and re-entry are ours.
  */
 import { ExecutionError, Redlock, type Lock } from '@sesamecare-oss/redlock';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Grant, LockBackend } from '@/lib/lock/core';
 import { log } from '@/lib/log';
 import { createRedis } from '@/lib/redis/client';
@@ -23,12 +23,12 @@ export interface MultiNodeBackend extends LockBackend {
  * A client per node that fails fast while its node is down (no offline queue, short timeouts),
  * so a dead node costs one vote at once instead of stalling every attempt.
  */
-export function connectLockNode(url: string): Redis {
+export function connectLockNode(url: string): RedisClient {
   return createRedis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1000 });
 }
 
 /** Without an offline queue the first command must wait for the connection (or give up on it). */
-function connected(node: Redis, ms: number): Promise<void> {
+function connected(node: RedisClient, ms: number): Promise<void> {
   if (node.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

@@ -4,7 +4,7 @@
  * waits for. Waiters of one lock queue in arrival order and each release message wakes only the
  * first one not yet woken, so 200 local waiters cost one attempt per release, not 200.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { log } from '@/lib/log';
 
 export class Waiter {
@@ -48,10 +48,10 @@ interface Channel {
 }
 
 export class ReleaseBus {
-  private subscriber: Redis | undefined;
+  private subscriber: RedisClient | undefined;
   private readonly channels = new Map<string, Channel>();
 
-  constructor(private readonly client: Redis) {}
+  constructor(private readonly client: RedisClient) {}
 
   /** Queues a waiter on `channel`; `waiter.ready` settles once the subscription is live. */
   join(channel: string): Waiter {
@@ -95,7 +95,7 @@ export class ReleaseBus {
     ch.waiters.find((w) => !w.woken)?.wake();
   }
 
-  private connection(): Redis {
+  private connection(): RedisClient {
     if (!this.subscriber) {
       const sub = this.client.duplicate();
       sub.on('error', (err: Error) => log.warn({ err: err.message }, 'lock subscriber connection error'));

@@ -3,7 +3,7 @@
  * lua/lock-*.lua scripts, so take / renew / release are each one atomic step on the server.
  */
 import { randomBytes } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Grant, LockBackend } from '@/lib/lock/core';
 import { ReleaseBus } from '@/lib/lock/release-bus';
 import { keys } from '@/lib/redis/keys';
@@ -23,7 +23,7 @@ export interface SingleNodeBackend extends LockBackend {
 let ids = 0;
 
 /** `client` must have the lua/ scripts defined (every client from createRedis has). */
-export function singleNodeBackend(client: Redis): SingleNodeBackend {
+export function singleNodeBackend(client: RedisClient): SingleNodeBackend {
   const bus = new ReleaseBus(client);
 
   /** One try; `sentAt` is when it left, as the lease it may grant is only known to run from then. */

@@ -8,7 +8,7 @@
  * A database that is down or busy is not the message's fault: the batch waits and retries in
  * place with backoff (prefetch keeps the worker from taking more meanwhile), spending no attempts.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { log } from '@/lib/log';
 import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
@@ -28,7 +28,7 @@ export interface Delivery {
 
 export interface HandlerDeps {
   db: DB;
-  redis: Redis;
+  redis: RedisClient;
   metrics: WorkerMetrics;
   maxAttempts: number;
   /** Publish a copy to the retry queue for this attempt count (resolves on broker confirm). */

@@ -3,7 +3,7 @@
  * in the Redis outbox, `created` once the worker has written it, `failed` if it was dead-lettered.
  * Someone else's order reads as not found.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { notFound } from '@/lib/errors';
 import { idTime } from '@/lib/id';
@@ -45,7 +45,7 @@ const inFlight = (id: string, voucherId: string, at: number, state: OrderState):
   shop: null,
 });
 
-export async function getMyOrder(db: Executor, redis: Redis, userId: string, orderId: string): Promise<OrderDto> {
+export async function getMyOrder(db: Executor, redis: RedisClient, userId: string, orderId: string): Promise<OrderDto> {
   const created = await findOrderView(db, orderId);
   if (created) {
     if (created.userId !== userId) throw notFound('订单');

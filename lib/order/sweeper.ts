@@ -10,7 +10,7 @@
  * duplicates, which the worker absorbs.
  */
 import { randomBytes } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { log } from '@/lib/log';
 import type { OrderMessage } from '@/lib/order/message';
@@ -21,7 +21,7 @@ import { parsePendingEntry, redisNowMs, releaseOrder, touchPendingEntry, type Pe
 
 export interface SweepDeps {
   db: DB;
-  redis: Redis;
+  redis: RedisClient;
   publish: (msg: OrderMessage) => Promise<void>;
   staleMs: number;
   /** How long a voucher stays claimed by this sweep (about one sweep interval). */
@@ -103,7 +103,7 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
   }
 }
 
-async function retireIfDone(redis: Redis, vid: string, now: number): Promise<void> {
+async function retireIfDone(redis: RedisClient, vid: string, now: number): Promise<void> {
   const [end, pending] = await Promise.all([redis.hget(keys.seckillMeta(vid), 'end'), redis.hlen(keys.seckillPending(vid))]);
   // No grab can be accepted after the end, so an empty outbox then stays empty.
   if (pending === 0 && (end === null || Number(end) + RETIRE_AFTER_END_MS < now)) {

@@ -5,7 +5,7 @@
  */
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Server } from 'node:http';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
@@ -21,7 +21,7 @@ import { redis as defaultRedis } from '@/lib/redis/client';
 
 export interface OrderWorkerOptions {
   db?: DB;
-  redis?: Redis;
+  redis?: RedisClient;
   rabbitUrl?: string;
   prefetch?: number;
   batchSize?: number;

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 
 export const LUA_DIR = path.join(process.cwd(), 'lua');
 
@@ -41,7 +41,7 @@ export function loadScripts(): Map<string, ScriptDef> {
   return out;
 }
 
-export function defineScripts(client: Redis): void {
+export function defineScripts(client: RedisClient): void {
   for (const s of loadScripts().values()) {
     client.defineCommand(s.command, { numberOfKeys: s.numberOfKeys, lua: s.lua });
   }
@@ -51,7 +51,7 @@ export function defineScripts(client: Redis): void {
 export type ScriptName = string;
 
 export async function runScript<T = unknown>(
-  client: Redis,
+  client: RedisClient,
   name: ScriptName,
   keys: (string | number)[],
   args: (string | number)[] = [],

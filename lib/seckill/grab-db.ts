@@ -4,7 +4,7 @@
  * insert. Correct (the unique key backs the per-user check) but every grab queues on the
  * voucher's stock row.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
 import { nextOrderId } from '@/lib/id';
@@ -12,7 +12,7 @@ import { hasOrderFor, insertOrder } from '@/lib/order/order.repository';
 import { findSeckillVoucher, takeStock } from '@/lib/seckill/seckill.repository';
 import type { GrabInput, GrabResult } from '@/lib/seckill/grab';
 
-export async function grabVoucherInDb(db: DB, redis: Redis, input: GrabInput): Promise<GrabResult> {
+export async function grabVoucherInDb(db: DB, redis: RedisClient, input: GrabInput): Promise<GrabResult> {
   const orderId = await nextOrderId(redis);
   try {
     await db.transaction().execute(async (trx) => {

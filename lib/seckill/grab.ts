@@ -4,7 +4,7 @@
  * script is best effort by design: if the publish fails the order is still safe in the outbox
  * and the worker's sweeper republishes it.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { env } from '@/lib/env';
@@ -42,7 +42,7 @@ const refusals: Record<number, () => AppError> = {
   [GrabCode.SOLD_OUT]: () => new AppError('SOLD_OUT', '已售罄'),
 };
 
-export async function grabVoucher(db: DB, redis: Redis, input: GrabInput): Promise<GrabResult> {
+export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput): Promise<GrabResult> {
   await Promise.all([consume('seckillUser', input.userId), consume('seckillIp', input.ip)]);
   if (env.SECKILL_STRATEGY === 'db') return grabVoucherInDb(db, redis, input);
 
@@ -64,7 +64,7 @@ export async function grabVoucher(db: DB, redis: Redis, input: GrabInput): Promi
   return { orderId, status: 'pending' };
 }
 
-function runGrabScript(redis: Redis, voucherId: string, userId: string, orderId: string): Promise<[number, string?]> {
+function runGrabScript(redis: RedisClient, voucherId: string, userId: string, orderId: string): Promise<[number, string?]> {
   return runScript<[number, string?]>(
     redis,
     'seckill-grab',
@@ -76,7 +76,7 @@ function runGrabScript(redis: Redis, voucherId: string, userId: string, orderId:
 // Grabs racing on a cold voucher share one rebuild per process (a rebuild reads every buyer).
 const preheating = new Map<string, Promise<boolean>>();
 
-function preheatIfOnSale(db: DB, redis: Redis, voucherId: string): Promise<boolean> {
+function preheatIfOnSale(db: DB, redis: RedisClient, voucherId: string): Promise<boolean> {
   let p = preheating.get(voucherId);
   if (!p) {
     p = (async () => {

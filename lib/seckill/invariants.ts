@@ -2,11 +2,11 @@
  * The DESIGN §5 invariants for one voucher, read from Redis and MySQL. Tests, the benchmark and
  * the proof suite assert them; they only hold while nothing is in flight (or after the drain).
  *
- *   Redis stock + |buyers| = initial        DB stock + DB orders = initial (Redis = DB initial)
+ *   Redis stock + |buyers| = initial        DB stock + DB orders = initial (RedisClient = DB initial)
  *   |buyers| = DB orders + |pending|         every DB buyer is a Redis buyer, nobody twice
  *   drained: |pending| = 0 and DB orders = |buyers| ≤ initial
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { redis as defaultRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
@@ -31,7 +31,7 @@ export interface InvariantReport {
   violations: string[];
 }
 
-export async function checkInvariants(db: DB, redis: Redis, voucherId: string, opts: { drained?: boolean } = {}): Promise<InvariantReport> {
+export async function checkInvariants(db: DB, redis: RedisClient, voucherId: string, opts: { drained?: boolean } = {}): Promise<InvariantReport> {
   const [state, counts] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
   if (!state) throw new Error(`voucher ${voucherId} is not preheated in Redis`);
   if (!counts) throw new Error(`voucher ${voucherId} has no tb_seckill_voucher row`);
@@ -71,7 +71,7 @@ export async function checkInvariants(db: DB, redis: Redis, voucherId: string, o
 }
 
 /** Throws with every violated invariant listed; returns the numbers when all hold. */
-export async function assertInvariants(voucherId: string, opts: { drained?: boolean; db?: DB; redis?: Redis } = {}): Promise<InvariantReport> {
+export async function assertInvariants(voucherId: string, opts: { drained?: boolean; db?: DB; redis?: RedisClient } = {}): Promise<InvariantReport> {
   const r = await checkInvariants(opts.db ?? defaultDb, opts.redis ?? defaultRedis, voucherId, opts);
   if (r.violations.length > 0) {
     throw new Error(`seckill invariants violated for voucher ${voucherId}:\n  ${r.violations.join('\n  ')}\n${JSON.stringify({ ...r, violations: undefined })}`);

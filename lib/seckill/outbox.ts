@@ -2,7 +2,7 @@
  * The per-voucher outbox `seckill:{vid}:pending` (orderId → order message JSON): written by the
  * grab script, cleared by the worker after commit, swept for stragglers by the sweeper.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { z } from 'zod';
 import { orderMessageSchema, type OrderMessage } from '@/lib/order/message';
 import { keys } from '@/lib/redis/keys';
@@ -25,7 +25,7 @@ export function parsePendingEntry(raw: string): PendingEntry | null {
 }
 
 /** Finds a pending order by id alone: one HGET per voucher that may have an outbox. */
-export async function findPendingOrder(redis: Redis, orderId: string): Promise<OrderMessage | null> {
+export async function findPendingOrder(redis: RedisClient, orderId: string): Promise<OrderMessage | null> {
   const vids = await redis.smembers(keys.seckillActive());
   if (vids.length === 0) return null;
   const pipe = redis.pipeline();
@@ -38,7 +38,7 @@ export async function findPendingOrder(redis: Redis, orderId: string): Promise<O
 }
 
 /** Records a republish on the entry unless the worker removed it meanwhile. */
-export async function touchPendingEntry(redis: Redis, entry: PendingEntry): Promise<boolean> {
+export async function touchPendingEntry(redis: RedisClient, entry: PendingEntry): Promise<boolean> {
   const r = await runScript<number>(redis, 'seckill-touch-pending', [keys.seckillPending(entry.voucherId)], [entry.orderId, JSON.stringify(entry)]);
   return r === 1;
 }
@@ -47,7 +47,7 @@ export async function touchPendingEntry(redis: Redis, entry: PendingEntry): Prom
  * Gives back the unit of an accepted order that will never be written (a discarded dead
  * letter): outbox entry, buyer and one unit of stock, together; a second call does nothing.
  */
-export async function releaseOrder(redis: Redis, voucherId: string, orderId: string, userId: string): Promise<boolean> {
+export async function releaseOrder(redis: RedisClient, voucherId: string, orderId: string, userId: string): Promise<boolean> {
   const r = await runScript<number>(
     redis,
     'seckill-release',
@@ -57,7 +57,7 @@ export async function releaseOrder(redis: Redis, voucherId: string, orderId: str
   return r === 1;
 }
 
-export async function redisNowMs(redis: Redis): Promise<number> {
+export async function redisNowMs(redis: RedisClient): Promise<number> {
   const [s, us] = await redis.time();
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }

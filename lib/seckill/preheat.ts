@@ -5,7 +5,7 @@
  * holds the voucher's stock row lock, so a concurrent add-stock (or admin edit) is either fully
  * before it or fully after it — a preheat can never write back a total that was just changed.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB, Executor } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
 import { log } from '@/lib/log';
@@ -19,7 +19,7 @@ export interface PreheatResult {
   buyers: number;
 }
 
-async function applyPreheat(redis: Redis, voucherId: string, initial: number, begin: Date, end: Date, buyerIds: string[]): Promise<PreheatResult> {
+async function applyPreheat(redis: RedisClient, voucherId: string, initial: number, begin: Date, end: Date, buyerIds: string[]): Promise<PreheatResult> {
   const [i, remaining, buyers] = await runScript<[number, number, number]>(
     redis,
     'seckill-preheat',
@@ -34,7 +34,7 @@ function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Prom
   return db.isTransaction ? fn(db) : (db as DB).transaction().execute(fn);
 }
 
-export async function preheatVoucher(db: Executor, redis: Redis, voucherId: string): Promise<PreheatResult> {
+export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId: string): Promise<PreheatResult> {
   const result = await inTransaction(db, async (trx) => {
     const v = await lockSeckillRow(trx, voucherId);
     if (!v) throw notFound('秒杀券');
@@ -53,7 +53,7 @@ export async function preheatVoucher(db: Executor, redis: Redis, voucherId: stri
  * Puts n more units on sale, mid-sale included: MySQL and Redis change under the row lock; if
  * Redis fails the DB change rolls back, so the two never disagree about the total.
  */
-export async function addSeckillStock(db: Executor, redis: Redis, voucherId: string, n: number): Promise<PreheatResult> {
+export async function addSeckillStock(db: Executor, redis: RedisClient, voucherId: string, n: number): Promise<PreheatResult> {
   if (!Number.isInteger(n) || n <= 0) throw new AppError('VALIDATION', '追加库存必须是正整数');
   try {
     return await inTransaction(db, async (trx) => {

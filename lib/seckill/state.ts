@@ -1,5 +1,5 @@
-/** A voucher's live flash-sale numbers as Redis holds them (shop page, admin live stock). */
-import type Redis from 'ioredis';
+/** A voucher's live flash-sale numbers as RedisClient holds them (shop page, admin live stock). */
+import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
 
 export interface SeckillState {
@@ -14,7 +14,7 @@ export interface SeckillState {
 const iso = (ms: string | undefined) => (ms && Number.isFinite(Number(ms)) ? new Date(Number(ms)).toISOString() : null);
 
 /** null when the voucher has not been preheated. */
-export async function readSeckillState(redis: Redis, voucherId: string): Promise<SeckillState | null> {
+export async function readSeckillState(redis: RedisClient, voucherId: string): Promise<SeckillState | null> {
   const res = await redis
     .multi()
     .hgetall(keys.seckillMeta(voucherId))

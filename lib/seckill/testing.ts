@@ -3,7 +3,7 @@
  * once (real sessions, created directly instead of through 1000 SMS round trips), and polling.
  */
 import { randomInt } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { createSession } from '@/lib/auth/session';
 import { preheatVoucher } from '@/lib/seckill/preheat';
@@ -12,7 +12,7 @@ import { insertUsersIgnoringPhones } from '@/lib/seckill/testing.repository';
 
 export async function createTestVoucher(
   db: DB,
-  redis: Redis,
+  redis: RedisClient,
   opts: { stock: number; startsInMs?: number; endsInMs?: number; preheat?: boolean; title?: string },
 ): Promise<string> {
   const now = Date.now();
@@ -36,7 +36,7 @@ export interface TestUser {
 }
 
 /** n consumers with live sessions; phones come from one random block so a run never collides with itself. */
-export async function createTestUsers(db: DB, redis: Redis, n: number): Promise<TestUser[]> {
+export async function createTestUsers(db: DB, redis: RedisClient, n: number): Promise<TestUser[]> {
   const start = randomInt(0, 999_999_999 - n);
   const phones = Array.from({ length: n }, (_, i) => `17${String(start + i).padStart(9, '0')}`);
   const rows = await insertUsersIgnoringPhones(db, phones);
@@ -64,7 +64,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
  * sweep claims), so a later test file that compares DBSIZE before and after does not see them
  * expire under its feet.
  */
-export async function waitOutShortLivedKeys(redis: Redis, horizonMs = 3000): Promise<void> {
+export async function waitOutShortLivedKeys(redis: RedisClient, horizonMs = 3000): Promise<void> {
   let longest = 0;
   let cursor = '0';
   do {

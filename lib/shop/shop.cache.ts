@@ -6,7 +6,7 @@
  *   cache:shop-vouchers:{id}   a shop's on-sale vouchers (live stock is overlaid per read): mutex, short TTL
  * and `afterShopWrite`, the one place every shop write goes through after its commit.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import type { Shop } from '@/lib/db/schema';
 import { VoucherType } from '@/lib/db/schema';
@@ -27,11 +27,11 @@ import { toShopView, type ShopTypeView, type ShopView, type VoucherView } from '
 const VOUCHER_TTL_SECONDS = 60;
 
 /** Hot = configured, or in the set `npm run cache:warm` computes (top N by sold). */
-export async function isHotShop(redis: Redis, id: string): Promise<boolean> {
+export async function isHotShop(redis: RedisClient, id: string): Promise<boolean> {
   return env.CACHE_HOT_SHOP_IDS.includes(id) || (await redis.sismember(keys.hotShops(), id)) === 1;
 }
 
-export function shopSpec(db: Executor, redis: Redis, id: string): CacheSpec<ShopView> {
+export function shopSpec(db: Executor, redis: RedisClient, id: string): CacheSpec<ShopView> {
   return {
     key: keys.shop(id),
     ttlSeconds: env.CACHE_SHOP_TTL_SECONDS,
@@ -87,7 +87,7 @@ export function shopVouchersSpec(db: Executor, shopId: string): CacheSpec<Vouche
 }
 
 /** For voucher writers (admin): drop a shop's cached voucher list after the DB change commits. */
-export async function invalidateShopVouchers(redis: Redis, shopId: string): Promise<void> {
+export async function invalidateShopVouchers(redis: RedisClient, shopId: string): Promise<void> {
   await cacheFor(redis).invalidate(keys.shopVouchers(shopId));
 }
 
@@ -97,7 +97,7 @@ export async function invalidateShopVouchers(redis: Redis, shopId: string): Prom
  * is already right; a failed invalidation is retried by lib/cache when Redis is back, and GEO is
  * rebuilt from the DB when its index next reloads.
  */
-export async function afterShopWrite(db: Executor, redis: Redis, before: Shop | null, after: Shop | null): Promise<void> {
+export async function afterShopWrite(db: Executor, redis: RedisClient, before: Shop | null, after: Shop | null): Promise<void> {
   const id = String((after ?? before)!.id);
   const typeIds = [before?.type_id, after?.type_id].filter((t): t is string => !!t).map(String);
   const typeChanged = before?.type_id !== after?.type_id;

@@ -5,7 +5,7 @@
  * edit's sync can never interleave into a stale position. Redis down → the same order computed
  * from the DB.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
@@ -26,7 +26,7 @@ export interface NearbyPage {
 
 const geoLock = (typeId: string) => `geo:${typeId}`;
 
-async function reload(db: Executor, redis: Redis, typeId: string): Promise<void> {
+async function reload(db: Executor, redis: RedisClient, typeId: string): Promise<void> {
   const rows = await listShopPositionsByType(db, typeId);
   const m = redis.multi().del(keys.shopGeo(typeId));
   if (rows.length) m.geoadd(keys.shopGeo(typeId), ...rows.flatMap((r) => [r.x, r.y, String(r.id)]));
@@ -35,7 +35,7 @@ async function reload(db: Executor, redis: Redis, typeId: string): Promise<void>
 }
 
 /** Loads a type's index unless loaded; `force` reloads (warm-up). One loader per type at a time. */
-export async function loadShopGeo(db: Executor, redis: Redis, typeId: string, force = false): Promise<void> {
+export async function loadShopGeo(db: Executor, redis: RedisClient, typeId: string, force = false): Promise<void> {
   if (!force && (await redis.exists(keys.shopGeoReady(typeId)))) return;
   await withLock(geoLock(typeId), { waitMs: env.CACHE_LOCK_WAIT_MS }, async () => {
     if (!force && (await redis.exists(keys.shopGeoReady(typeId)))) return;
@@ -44,7 +44,7 @@ export async function loadShopGeo(db: Executor, redis: Redis, typeId: string, fo
 }
 
 /** One page of a type's shops nearest to (x, y) first, with distances in metres. */
-export async function nearbyShops(db: Executor, redis: Redis, typeId: string, x: number, y: number, page: number, size: number): Promise<NearbyPage> {
+export async function nearbyShops(db: Executor, redis: RedisClient, typeId: string, x: number, y: number, page: number, size: number): Promise<NearbyPage> {
   const from = (page - 1) * size;
   return cacheFor(redis).withFallback(
     keys.shopGeo(typeId),
@@ -72,7 +72,7 @@ function toPage(sorted: { id: string; distance: number }[], from: number, size: 
  * was or is in. Reading the DB inside the type's lock means the last sync always wins with the
  * latest row. A type whose index is not loaded is left alone (it loads fresh on first use).
  */
-export async function syncShopGeo(db: Executor, redis: Redis, shopId: string, typeIds: string[]): Promise<void> {
+export async function syncShopGeo(db: Executor, redis: RedisClient, shopId: string, typeIds: string[]): Promise<void> {
   for (const typeId of new Set(typeIds)) {
     await withLock(geoLock(typeId), { waitMs: env.CACHE_LOCK_WAIT_MS }, async () => {
       if (!(await redis.exists(keys.shopGeoReady(typeId)))) return;

@@ -4,7 +4,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { db, closeDb } from '@/lib/db/client';
 import { createRedis, redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
@@ -16,7 +16,7 @@ import type { SessionUser } from '@/lib/auth/session';
 
 const fx = new ShopFixtures(db, redis);
 const counted = countingDb();
-const conns: Redis[] = [];
+const conns: RedisClient[] = [];
 let typeA: string;
 let typeB: string;
 let owner: SessionUser;
@@ -40,7 +40,7 @@ afterAll(async () => {
   await closeRedis();
 });
 
-function connections(n: number): Redis[] {
+function connections(n: number): RedisClient[] {
   const out = Array.from({ length: n }, () => createRedis());
   conns.push(...out);
   return out;

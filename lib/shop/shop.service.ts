@@ -3,7 +3,7 @@
  * updateShop → afterShopWrite. Services take the DB and the Redis they should use, so tests can
  * hand in a counting DB or a Redis that is about to die.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB, Executor } from '@/lib/db/client';
 import type { ShopUpdate } from '@/lib/db/schema';
 import type { SessionUser } from '@/lib/auth/session';
@@ -25,22 +25,22 @@ function assertId(id: string, what: string): void {
   if (!idSchema.safeParse(id).success) throw new AppError('BAD_REQUEST', `${what} id 不合法`);
 }
 
-export async function getShop(db: Executor, redis: Redis, id: string): Promise<ShopView | null> {
+export async function getShop(db: Executor, redis: RedisClient, id: string): Promise<ShopView | null> {
   assertId(id, '商铺');
   return cacheFor(redis).get(shopSpec(db, redis, id));
 }
 
-export async function getShopOrThrow(db: Executor, redis: Redis, id: string): Promise<ShopView> {
+export async function getShopOrThrow(db: Executor, redis: RedisClient, id: string): Promise<ShopView> {
   const shop = await getShop(db, redis, id);
   if (!shop) throw notFound('商铺');
   return shop;
 }
 
-export async function listShopTypes(db: Executor, redis: Redis): Promise<ShopTypeView[]> {
+export async function listShopTypes(db: Executor, redis: RedisClient): Promise<ShopTypeView[]> {
   return (await cacheFor(redis).get(shopTypeListSpec(db))) ?? [];
 }
 
-export async function listShops(db: Executor, redis: Redis, q: ShopListQuery): Promise<ShopPage> {
+export async function listShops(db: Executor, redis: RedisClient, q: ShopListQuery): Promise<ShopPage> {
   assertId(q.typeId, '分类');
   // Also the existence check: an unknown type is cached as the "" marker, never a GEO key.
   const ids = await cacheFor(redis).get(shopIdsByTypeSpec(db, q.typeId));
@@ -64,13 +64,13 @@ export async function listShops(db: Executor, redis: Redis, q: ShopListQuery): P
 }
 
 /** A shop's on-sale vouchers; seckill ones carry the live Redis stock once preheated. */
-export async function getShopVouchers(db: Executor, redis: Redis, shopId: string): Promise<VoucherView[]> {
+export async function getShopVouchers(db: Executor, redis: RedisClient, shopId: string): Promise<VoucherView[]> {
   await getShopOrThrow(db, redis, shopId);
   const vouchers = (await cacheFor(redis).get(shopVouchersSpec(db, shopId))) ?? [];
   return overlayLiveStock(redis, vouchers);
 }
 
-async function overlayLiveStock(redis: Redis, vouchers: VoucherView[]): Promise<VoucherView[]> {
+async function overlayLiveStock(redis: RedisClient, vouchers: VoucherView[]): Promise<VoucherView[]> {
   const seckill = vouchers.filter((v) => v.seckill);
   if (!seckill.length) return vouchers;
   // One transaction per voucher: its keys share the {vid} slot, different vouchers may not.
@@ -116,7 +116,7 @@ function toRow(p: ShopPatch): ShopUpdate {
  * The owning merchant or an admin edits a shop: the row (locked), the audit entry, commit; then
  * the caches and the GEO index follow (afterShopWrite) — DB first, then delete the cache.
  */
-export async function updateShop(db: DB, redis: Redis, actor: SessionUser, id: string, patch: ShopPatch): Promise<ShopView> {
+export async function updateShop(db: DB, redis: RedisClient, actor: SessionUser, id: string, patch: ShopPatch): Promise<ShopView> {
   assertId(id, '商铺');
   const { before, after } = await db.transaction().execute(async (trx) => {
     const before = await findShopForUpdate(trx, id);

@@ -3,7 +3,7 @@
  * them with logical expiry so they never go missing under load, and load the type list, the
  * per-type id lists and the GEO indexes, so the first visitors after a deploy hit a warm cache.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
@@ -17,7 +17,7 @@ export interface WarmResult {
   types: number;
 }
 
-export async function warmShopCaches(db: Executor, redis: Redis): Promise<WarmResult> {
+export async function warmShopCaches(db: Executor, redis: RedisClient): Promise<WarmResult> {
   const cache = cacheFor(redis);
   const hot = [...new Set([...env.CACHE_HOT_SHOP_IDS, ...(await topShopIdsBySold(db, env.CACHE_HOT_TOP_N))])];
   const m = redis.multi().del(keys.hotShops());

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Kysely, MysqlDialect } from 'kysely';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { createMysqlPool, type DB } from '@/lib/db/client';
 import type { Database, Role } from '@/lib/db/schema';
 import { env } from '@/lib/env';
@@ -35,7 +35,7 @@ export class ShopFixtures {
 
   constructor(
     private readonly db: DB,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
   ) {}
 
   async type(name = '测试分类'): Promise<string> {

@@ -3,7 +3,7 @@
  * and keeps the last one in `dev:sms:{phone}` for tests and the local demo. It refuses to exist
  * in production unless ALLOW_DEV_SMS_IN_PRODUCTION=true, so no real deployment leaks codes.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import { env, isProduction } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { log } from '@/lib/log';
@@ -16,7 +16,7 @@ export interface SmsProvider {
 
 export class DevSmsProvider implements SmsProvider {
   readonly name = 'dev';
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     if (isProduction && !env.ALLOW_DEV_SMS_IN_PRODUCTION) {
       log.error('the dev SMS provider refuses NODE_ENV=production; configure a real provider or set ALLOW_DEV_SMS_IN_PRODUCTION=true for a demo');
       throw new AppError('SERVICE_UNAVAILABLE', '短信服务未配置，暂时无法发送验证码');
@@ -31,7 +31,7 @@ export class DevSmsProvider implements SmsProvider {
 
 let provider: SmsProvider | undefined;
 
-export function smsProvider(redis: Redis): SmsProvider {
+export function smsProvider(redis: RedisClient): SmsProvider {
   provider ??= new DevSmsProvider(redis);
   return provider;
 }

@@ -3,7 +3,7 @@
  * transaction, then the flash sale is preheated into Redis (the preheat script sets stock, meta
  * and buyers in one atomic step), so it is grabbable the moment its window opens.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB, Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { recordAudit } from '@/lib/audit/audit';
@@ -46,7 +46,7 @@ export interface CreatedVoucher {
   preheated?: boolean;
 }
 
-export async function createVoucher(db: DB, redis: Redis, actor: Actor, input: CreateVoucherInput): Promise<CreatedVoucher> {
+export async function createVoucher(db: DB, redis: RedisClient, actor: Actor, input: CreateVoucherInput): Promise<CreatedVoucher> {
   const id = await db.transaction().execute((trx) => insertVoucherAudited(trx, actor, input));
   await afterVoucherWrite(db, redis, id);
   if (input.type !== 1) return { id };

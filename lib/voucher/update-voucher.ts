@@ -4,10 +4,10 @@
  *
  * - lowering the total stock takes unsold stock out of Redis first (atomically, refused when
  *   fewer remain unsold than asked), then MySQL; a failed MySQL write gives it back;
- * - raising it goes through seckill's addSeckillStock (Redis and MySQL together, safe mid-sale);
+ * - raising it goes through seckill's addSeckillStock (RedisClient and MySQL together, safe mid-sale);
  * - window changes and take-downs are re-preheated from MySQL after the commit.
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { AppError, notFound } from '@/lib/errors';
@@ -28,7 +28,7 @@ export interface UpdatedVoucher {
   redisSynced: boolean;
 }
 
-export async function updateVoucher(db: DB, redis: Redis, actor: Actor, id: string, patch: UpdateVoucherInput): Promise<UpdatedVoucher> {
+export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id: string, patch: UpdateVoucherInput): Promise<UpdatedVoucher> {
   await requireVoucherAccess(db, actor, id);
   if (patch.status === 'taken_down') return takeDownVoucher(db, redis, actor, id);
   return underVoucherLock(id, async () => {
@@ -74,7 +74,7 @@ export async function updateVoucher(db: DB, redis: Redis, actor: Actor, id: stri
   });
 }
 
-async function soldTooMuch(redis: Redis, id: string): Promise<AppError> {
+async function soldTooMuch(redis: RedisClient, id: string): Promise<AppError> {
   const s = await readSeckillState(redis, id);
   const sold = s ? s.initial - s.remaining : null;
   const message = sold === null ? '剩余库存不足，不能减少这么多' : `库存不能低于已售出的 ${sold} 张`;
@@ -86,7 +86,7 @@ async function soldTooMuch(redis: Redis, id: string): Promise<AppError> {
  * path that reads the window — the grab script after the re-preheat, the shop page, a later
  * repair — agrees that it can no longer be bought. Taking down twice is a no-op.
  */
-export async function takeDownVoucher(db: DB, redis: Redis, actor: Actor, id: string): Promise<UpdatedVoucher> {
+export async function takeDownVoucher(db: DB, redis: RedisClient, actor: Actor, id: string): Promise<UpdatedVoucher> {
   return underVoucherLock(id, async () => {
     const changed = await db.transaction().execute(async (trx) => {
       const row = await lockVoucherRow(trx, id);

@@ -1,5 +1,5 @@
 /** Preheat / repair and add-stock actions of the console, each audited and under the voucher lock. */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { AppError } from '@/lib/errors';
@@ -20,7 +20,7 @@ function requireSeckill(row: { type: number }, what: string): void {
  * Rebuilds the voucher's Redis state from MySQL (seckill's preheatVoucher: buyers only grow,
  * remaining = initial − buyers), so it is safe in the middle of a sale. Returns the new state.
  */
-export async function preheatVoucherAudited(db: DB, redis: Redis, actor: Actor, id: string) {
+export async function preheatVoucherAudited(db: DB, redis: RedisClient, actor: Actor, id: string) {
   requireSeckill(await requireVoucherAccess(db, actor, id), '预热');
   return underVoucherLock(id, async () => {
     const before = await readSeckillState(redis, id).catch(() => null);
@@ -33,7 +33,7 @@ export async function preheatVoucherAudited(db: DB, redis: Redis, actor: Actor, 
 }
 
 /** Puts `amount` more on sale, mid-sale included; the caller holds the voucher lock. */
-export async function addStockAudited(db: DB, redis: Redis, actor: Actor, id: string, amount: number): Promise<void> {
+export async function addStockAudited(db: DB, redis: RedisClient, actor: Actor, id: string, amount: number): Promise<void> {
   const before = await requireVoucherAccess(db, actor, id);
   await addSeckillStock(db, redis, id, amount);
   const after = await requireVoucherAccess(db, actor, id);
@@ -49,7 +49,7 @@ export async function addStockAudited(db: DB, redis: Redis, actor: Actor, id: st
   );
 }
 
-export async function addStock(db: DB, redis: Redis, actor: Actor, id: string, amount: number): Promise<VoucherView> {
+export async function addStock(db: DB, redis: RedisClient, actor: Actor, id: string, amount: number): Promise<VoucherView> {
   const row = await requireVoucherAccess(db, actor, id);
   requireSeckill(row, '追加库存');
   return underVoucherLock(id, async () => {

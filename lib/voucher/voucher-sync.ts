@@ -3,7 +3,7 @@
  * that touches Redis runs under one lock per voucher, so an edit, a preheat and an add-stock never
  * interleave (a preheat reading the old total while an edit lowers it would undo the edit).
  */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
@@ -28,7 +28,7 @@ export async function underVoucherLock<T>(voucherId: string, fn: () => Promise<T
  * and preheat is idempotent, so a Redis failure here is reported, not rolled back: the console
  * shows "not in sync" and the preheat button repairs it.
  */
-export async function syncRedis(db: Executor, redis: Redis, voucherId: string): Promise<boolean> {
+export async function syncRedis(db: Executor, redis: RedisClient, voucherId: string): Promise<boolean> {
   try {
     await preheatVoucher(db, redis, voucherId);
     return true;
@@ -39,7 +39,7 @@ export async function syncRedis(db: Executor, redis: Redis, voucherId: string): 
 }
 
 /** syncRedis for a caller not already holding the voucher lock; false if Redis is unreachable. */
-export async function syncRedisLocked(db: Executor, redis: Redis, voucherId: string): Promise<boolean> {
+export async function syncRedisLocked(db: Executor, redis: RedisClient, voucherId: string): Promise<boolean> {
   return underVoucherLock(voucherId, () => syncRedis(db, redis, voucherId)).catch((err: unknown) => {
     log.error({ err, voucherId }, 'voucher lock for preheat failed');
     return false;
@@ -47,7 +47,7 @@ export async function syncRedisLocked(db: Executor, redis: Redis, voucherId: str
 }
 
 /** Redis half of lowering the total stock: 'ok', 'short' (less unsold than asked) or 'absent'. */
-export async function shiftRedisStock(redis: Redis, voucherId: string, delta: number): Promise<'ok' | 'short' | 'absent'> {
+export async function shiftRedisStock(redis: RedisClient, voucherId: string, delta: number): Promise<'ok' | 'short' | 'absent'> {
   const r = await runScript<number>(redis, 'voucher-shift-stock', [keys.seckillMeta(voucherId), keys.seckillStock(voucherId)], [delta]);
   return r >= 0 ? 'ok' : r === -1 ? 'short' : 'absent';
 }
@@ -56,7 +56,7 @@ export async function shiftRedisStock(redis: Redis, voucherId: string, delta: nu
  * After any committed voucher change: the shop page's cached voucher list must not show the old
  * one. Never throws (MySQL is already right; the list entry expires on its own within a minute).
  */
-export async function afterVoucherWrite(db: Executor, redis: Redis, voucherId: string): Promise<void> {
+export async function afterVoucherWrite(db: Executor, redis: RedisClient, voucherId: string): Promise<void> {
   try {
     const row = await findVoucherRow(db, voucherId);
     if (row) await invalidateShopVouchers(redis, row.shop_id);

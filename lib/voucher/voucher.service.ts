@@ -1,5 +1,5 @@
 /** Reading vouchers for the console: access-checked, with live Redis stock where it matters. */
-import type Redis from 'ioredis';
+import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { notFound } from '@/lib/errors';
@@ -19,7 +19,7 @@ export async function requireVoucherAccess(db: Executor, actor: Actor, id: strin
 }
 
 /** Redis remaining stock, or null when not preheated or Redis does not answer (the page still renders). */
-async function redisRemaining(redis: Redis, id: string): Promise<number | null> {
+async function redisRemaining(redis: RedisClient, id: string): Promise<number | null> {
   try {
     return (await readSeckillState(redis, id))?.remaining ?? null;
   } catch (err) {
@@ -28,7 +28,7 @@ async function redisRemaining(redis: Redis, id: string): Promise<number | null> 
   }
 }
 
-export async function getVoucher(db: Executor, redis: Redis, actor: Actor, id: string): Promise<VoucherView> {
+export async function getVoucher(db: Executor, redis: RedisClient, actor: Actor, id: string): Promise<VoucherView> {
   const row = await requireVoucherAccess(db, actor, id);
   const remaining = row.type === VoucherType.SECKILL ? await redisRemaining(redis, id) : null;
   return toVoucherView(row, new Date(), remaining);
@@ -41,7 +41,7 @@ export interface VoucherPage {
   hasMore: boolean;
 }
 
-export async function listVouchers(db: Executor, redis: Redis, actor: Actor, q: ListVouchersQuery): Promise<VoucherPage> {
+export async function listVouchers(db: Executor, redis: RedisClient, actor: Actor, q: ListVouchersQuery): Promise<VoucherPage> {
   const ownerId = ownerScope(actor);
   if (q.shopId) await requireShopAccess(db, actor, q.shopId);
   const now = new Date();
