@@ -74,6 +74,15 @@ const schema = z.object({
   ORDER_RETRY_BASE_MS: int(1000),
   OUTBOX_SWEEP_INTERVAL_MS: int(5000),
   OUTBOX_STALE_MS: int(10000),
+  /** Unpaid orders are cancelled (and their unit returned) this long after they were accepted. */
+  ORDER_PAY_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(900),
+  /** How often the SQL backstop looks for overdue unpaid orders and unit returns owed to Redis. */
+  ORDER_TIMEOUT_SWEEP_INTERVAL_MS: int(5000),
+  PAYMENT_PROVIDER: z.enum(['dev']).default('dev'),
+  /** Signs the payment provider's notify calls (HMAC-SHA256); empty refuses every notify. */
+  PAYMENT_NOTIFY_SECRET: z.string().default(''),
+  /** Live seckill orders are one per user; normal vouchers allow this many unpaid + paid per user. */
+  NORMAL_VOUCHER_USER_CAP: z.coerce.number().int().positive().default(10),
   /** Port of the worker's Prometheus /metrics endpoint; 0 = off. */
   WORKER_METRICS_PORT: int(0),
 });

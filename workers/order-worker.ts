@@ -8,8 +8,10 @@ import { closeDb } from '@/lib/db/client';
 import { closeMq } from '@/lib/mq/connection';
 import { closeRedis } from '@/lib/redis/client';
 import { startOrderWorker } from '@/lib/order/worker';
+import { startTimeoutWorker } from '@/lib/order/timeout';
 
 const worker = await startOrderWorker();
+const timeouts = await startTimeoutWorker();
 log.info('order worker started');
 
 let stopping = false;
@@ -23,7 +25,7 @@ async function shutdown(signal: string): Promise<void> {
   }, 10_000);
   hardExit.unref();
   try {
-    await worker.stop();
+    await Promise.all([worker.stop(), timeouts.stop()]);
     await Promise.all([closeDb(), closeRedis(), closeMq()]);
     log.info('order worker stopped cleanly');
     process.exit(0);

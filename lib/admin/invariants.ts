@@ -17,7 +17,8 @@
 export interface StockNumbers {
   /** Redis state, or null when the voucher was never preheated (or its keys are gone). */
   redis: { initial: number; remaining: number; buyers: number; pending: number } | null;
-  db: { initial: number; remaining: number; orders: number };
+  /** orders = live orders; returnsOwed = units MySQL took back from cancelled/refunded orders that Redis has not yet. */
+  db: { initial: number; remaining: number; orders: number; returnsOwed?: number };
   /** Ready messages in the orders queue (all vouchers); null when RabbitMQ could not be asked. */
   queueDepth: number | null;
   /** Dead letters of this voucher still waiting for replay or discard. */
@@ -81,6 +82,11 @@ export function checkInvariants(n: StockNumbers): Consistency {
   // Here orders ≤ buyers. The gap is buyers whose order is neither in MySQL nor pending.
   const gap = r.buyers - db.orders - r.pending;
   const queued = n.queueDepth ?? 0;
+  const owed = db.returnsOwed ?? 0;
+  if (owed > 0 && gap > 0 && gap <= owed + r.pending) {
+    const message = `处理中：${owed} 个已取消/已退款订单的库存正在退回 Redis`;
+    return { status: 'draining', differences: [{ rule: 'buyers-orders', message }] };
+  }
   if (r.pending > 0 || (gap > 0 && queued > 0)) {
     // The queue is shared by all vouchers, so it only explains a gap, never causes "draining".
     const message = `处理中：待落库 ${r.pending}，队列积压 ${n.queueDepth ?? '未知'}，买家 ${r.buyers} / 已落库订单 ${db.orders}`;

@@ -82,6 +82,29 @@ export interface VoucherOrderTable extends Timestamps {
   voucher_id: Id;
   pay_type: Generated<number>;
   status: Generated<number>;
+  /** 1 seckill, 0 normal voucher (migration 002). */
+  kind: Generated<number>;
+  pay_time: Generated<Date | null>;
+  use_time: Generated<Date | null>;
+  cancel_time: Generated<Date | null>;
+  cancel_reason: Generated<'buyer' | 'timeout' | null>;
+  refund_request_time: Generated<Date | null>;
+  refund_time: Generated<Date | null>;
+  redeem_code: Generated<string | null>;
+  /** 0 nothing owed, 1 unit returned in MySQL and owed to Redis, 2 returned in both. */
+  stock_return: Generated<number>;
+  live_seckill_user: ColumnType<Id | null, never, never>;
+}
+
+export interface PaymentTable extends Timestamps {
+  id: Generated<Id>;
+  order_id: Id;
+  user_id: Id;
+  provider: string;
+  txn_id: string;
+  idempotency_key: string | null;
+  amount: number;
+  status: 'paid' | 'refund_due' | 'refunded';
 }
 
 export interface OrderDeadLetterTable extends Timestamps {
@@ -115,6 +138,7 @@ export interface Database {
   tb_seckill_voucher: SeckillVoucherTable;
   tb_voucher_order: VoucherOrderTable;
   tb_order_dead_letter: OrderDeadLetterTable;
+  tb_payment: PaymentTable;
   tb_audit_log: AuditLogTable;
 }
 

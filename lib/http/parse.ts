@@ -42,7 +42,8 @@ export async function parseOptionalJson<S extends z.ZodType>(req: Request, schem
   return schema.parse(raw);
 }
 
-async function readCapped(req: Request, limit: number): Promise<string> {
+/** The raw body text, refusing more than `limit` bytes (413): for bodies that must be verified byte for byte, like a signed notify. */
+export async function readCapped(req: Request, limit: number): Promise<string> {
   if (!req.body) return '';
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -23,7 +23,12 @@ export const names = {
   retryQueue: (delayMs: number) => `${env.MQ_PREFIX}.orders.retry.${delayMs}ms`,
   deadExchange: `${env.MQ_PREFIX}.orders.dead`,
   deadQueue: `${env.MQ_PREFIX}.orders.dead`,
+  /** Payment timeouts: a delay queue per timeout (TTL) dead-letters into the timeout queue. */
+  timeoutDelayQueue: (delayMs: number) => `${env.MQ_PREFIX}.orders.timeout.delay.${delayMs}ms`,
+  timeoutExchange: `${env.MQ_PREFIX}.orders.timeout`,
+  timeoutQueue: `${env.MQ_PREFIX}.orders.timeout`,
 };
+export const TIMEOUT_ROUTING_KEY = 'order.timeout';
 
 export function retryDelayFor(attempt: number, baseMs = env.ORDER_RETRY_BASE_MS): number {
   const i = Math.min(Math.max(attempt - 1, 0), RETRY_FACTORS.length - 1);
@@ -53,4 +58,28 @@ export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_
   await ch.assertExchange(names.deadExchange, 'fanout', { durable: true });
   await ch.assertQueue(names.deadQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   await ch.bindQueue(names.deadQueue, names.deadExchange, '');
+  await assertTimeoutTopology(ch);
+}
+
+/**
+ * The seeds' TTL + dead-letter delay (订单超时或者订单取消): a timeout message waits out the
+ * payment window in a delay queue no one consumes, whose per-queue TTL dead-letters it into the
+ * timeout queue the worker consumes. One TTL per queue keeps expiry FIFO (a per-message TTL only
+ * expires at the head); the queue is named by its delay so a changed timeout gets its own queue.
+ */
+export async function assertTimeoutTopology(ch: Channel, delayMs = env.ORDER_PAY_TIMEOUT_SECONDS * 1000): Promise<void> {
+  await ch.assertExchange(names.timeoutExchange, 'direct', { durable: true });
+  await ch.assertQueue(names.timeoutQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  await ch.bindQueue(names.timeoutQueue, names.timeoutExchange, TIMEOUT_ROUTING_KEY);
+  await ch.assertQueue(names.timeoutDelayQueue(delayMs), {
+    durable: true,
+    arguments: {
+      'x-queue-type': 'quorum',
+      'x-message-ttl': delayMs,
+      'x-dead-letter-exchange': names.timeoutExchange,
+      'x-dead-letter-routing-key': TIMEOUT_ROUTING_KEY,
+      'x-dead-letter-strategy': 'at-least-once',
+      'x-overflow': 'reject-publish',
+    },
+  });
 }

@@ -36,6 +36,8 @@ export interface HandlerDeps {
   /** Publish a copy to the dead-letter queue (resolves on broker confirm). */
   deadCopy(d: Delivery, attempts: number, reason: string): Promise<void>;
   isStopping(): boolean;
+  /** After the commit and ack: schedules the orders' payment timeouts (never throws). */
+  onPersisted?(msgs: OrderMessage[]): Promise<void>;
 }
 
 class ShuttingDown extends Error {}
@@ -134,6 +136,7 @@ export function createBatchHandler(deps: HandlerDeps) {
     }
     for (const it of items) it.d.ack();
     await clearOutbox(items.map((i) => i.msg));
+    await deps.onPersisted?.(items.map((i) => i.msg));
   }
 
   return async function handleBatch(batch: Delivery[]): Promise<void> {

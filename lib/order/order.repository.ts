@@ -43,6 +43,13 @@ export interface OrderView {
   actualValue: number | null;
   shopId: string | null;
   shopName: string | null;
+  kind: number;
+  payTime: Date | null;
+  useTime: Date | null;
+  cancelTime: Date | null;
+  cancelReason: 'buyer' | 'timeout' | null;
+  refundTime: Date | null;
+  redeemCode: string | null;
 }
 
 function orderViewQuery(db: Executor) {
@@ -61,6 +68,13 @@ function orderViewQuery(db: Executor) {
       'v.actual_value',
       'v.shop_id',
       's.name as shop_name',
+      'o.kind',
+      'o.pay_time',
+      'o.use_time',
+      'o.cancel_time',
+      'o.cancel_reason',
+      'o.refund_time',
+      'o.redeem_code',
     ]);
 }
 
@@ -77,6 +91,13 @@ const toView = (r: OrderViewRow): OrderView => ({
   actualValue: r.actual_value === null ? null : Number(r.actual_value),
   shopId: r.shop_id,
   shopName: r.shop_name,
+  kind: r.kind,
+  payTime: r.pay_time,
+  useTime: r.use_time,
+  cancelTime: r.cancel_time,
+  cancelReason: r.cancel_reason,
+  refundTime: r.refund_time,
+  redeemCode: r.redeem_code,
 });
 
 export async function findOrderView(db: Executor, id: string): Promise<OrderView | undefined> {

@@ -5,6 +5,7 @@
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
+import { env } from '@/lib/env';
 import { notFound } from '@/lib/errors';
 import { idTime } from '@/lib/id';
 import { deadLetterStatuses, findOrderView, listUserOrderViews, type OrderView } from '@/lib/order/order.repository';
@@ -21,7 +22,20 @@ export interface OrderDto {
   createdAt: string;
   voucher: { title: string; payValue: number; actualValue: number } | null;
   shop: { id: string; name: string } | null;
+  /** 1 flash sale, 0 normal voucher; null while in flight. */
+  kind: number | null;
+  /** Unpaid orders: when the timeout cancels it. */
+  payDeadline: string | null;
+  /** Paid (unused) orders only: the code the shop redeems. */
+  redeemCode: string | null;
+  paidAt: string | null;
+  usedAt: string | null;
+  cancelledAt: string | null;
+  cancelReason: 'buyer' | 'timeout' | null;
+  refundedAt: string | null;
 }
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 function fromView(v: OrderView): OrderDto {
   return {
@@ -32,6 +46,14 @@ function fromView(v: OrderView): OrderDto {
     createdAt: v.createdAt.toISOString(),
     voucher: v.voucherTitle === null ? null : { title: v.voucherTitle, payValue: v.payValue ?? 0, actualValue: v.actualValue ?? 0 },
     shop: v.shopId && v.shopName ? { id: v.shopId, name: v.shopName } : null,
+    kind: v.kind,
+    payDeadline: v.orderStatus === 1 ? new Date(v.createdAt.getTime() + env.ORDER_PAY_TIMEOUT_SECONDS * 1000).toISOString() : null,
+    redeemCode: v.orderStatus === 2 ? v.redeemCode : null,
+    paidAt: iso(v.payTime),
+    usedAt: iso(v.useTime),
+    cancelledAt: iso(v.cancelTime),
+    cancelReason: v.cancelReason,
+    refundedAt: iso(v.refundTime),
   };
 }
 
@@ -43,6 +65,14 @@ const inFlight = (id: string, voucherId: string, at: number, state: OrderState):
   createdAt: new Date(at).toISOString(),
   voucher: null,
   shop: null,
+  kind: 1,
+  payDeadline: null,
+  redeemCode: null,
+  paidAt: null,
+  usedAt: null,
+  cancelledAt: null,
+  cancelReason: null,
+  refundedAt: null,
 });
 
 export async function getMyOrder(db: Executor, redis: RedisClient, userId: string, orderId: string): Promise<OrderDto> {

@@ -17,6 +17,7 @@ import { createBatchHandler, type Delivery } from '@/lib/order/handler';
 import { createWorkerMetrics, serveMetrics, type WorkerMetrics } from '@/lib/order/metrics';
 import { publishOrderOn, PUBLISH_TIMEOUT_MS } from '@/lib/order/publish';
 import { sweepOutbox, type SweepStats } from '@/lib/order/sweeper';
+import { scheduleOrderTimeoutsSafely } from '@/lib/order/timeout-schedule';
 import { redis as defaultRedis } from '@/lib/redis/client';
 
 export interface OrderWorkerOptions {
@@ -93,6 +94,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     metrics,
     maxAttempts: o.maxAttempts,
     isStopping: () => stopping,
+    onPersisted: (msgs) => scheduleOrderTimeoutsSafely(msgs.map((m) => m.orderId), () => liveConfirm()),
     retry: (d, attempts, reason) =>
       publishConfirmed(liveConfirm(d as AmqpDelivery), '', names.retryQueue(retryDelayFor(attempts, o.retryBaseMs)), d.body, {
         persistent: true,

@@ -33,6 +33,8 @@ export const keys = {
   seckillStock: (vid: string) => `seckill:{${vid}}:stock`,
   seckillBuyers: (vid: string) => `seckill:{${vid}}:buyers`,
   seckillPending: (vid: string) => `seckill:{${vid}}:pending`,
+  /** Order ids whose unit a cancel or refund already gave back to Redis (makes the return idempotent). */
+  seckillReturned: (vid: string) => `seckill:{${vid}}:returned`,
   /** Short-lived claim so one worker sweeps a voucher's outbox per interval (not a correctness lock). */
   seckillSweep: (vid: string) => `seckill:{${vid}}:sweep`,
   /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */

@@ -17,6 +17,7 @@ const pinned: Record<string, string> = {
   'seckill-order-id': '21e77de2d061c480d99419bbaa192ac90162005d',
   'seckill-preheat': '0eca3e53ec1e00175bb90f0424df1fdcdb0625b5',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
+  'seckill-return': 'c51ff3e2de2f4a66d082f2ea1062918433c71fae',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
   'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',
 };

@@ -1,9 +1,11 @@
 /**
- * The DESIGN §5 invariants for one voucher, read from Redis and MySQL. Tests, the benchmark and
- * the proof suite assert them; they only hold while nothing is in flight (or after the drain).
+ * The invariants for one voucher, read from Redis and MySQL. Tests, the benchmark and the proof
+ * suite assert them; they only hold while nothing is in flight (or after the drain). "DB orders"
+ * are live orders: a cancelled or refunded order gave its unit back to both stores.
  *
- *   Redis stock + |buyers| = initial        DB stock + DB orders = initial (RedisClient = DB initial)
- *   |buyers| = DB orders + |pending|         every DB buyer is a Redis buyer, nobody twice
+ *   Redis stock + |buyers| = initial        DB stock + live DB orders = initial (Redis = DB initial)
+ *   |buyers| = live DB orders + |pending| + returns still owed to Redis
+ *   every live DB buyer is a Redis buyer, nobody holds two live orders
  *   drained: |pending| = 0 and DB orders = |buyers| ≤ initial
  */
 import type { RedisClient } from '@/lib/redis/types';
@@ -22,6 +24,8 @@ export interface InvariantReport {
   dbInitial: number;
   dbStock: number;
   dbOrders: number;
+  /** Units MySQL took back from cancelled / refunded orders that Redis has not yet. */
+  returnsOwed: number;
   /** Orders beyond the stock ever put on sale. */
   oversold: number;
   /** Users with more than one order. */
@@ -49,6 +53,7 @@ export async function checkInvariants(db: DB, redis: RedisClient, voucherId: str
     dbInitial: counts.initialStock,
     dbStock: counts.stock,
     dbOrders: counts.orders,
+    returnsOwed: counts.returnsOwedToRedis,
     oversold: Math.max(0, counts.orders - counts.initialStock),
     duplicates: counts.duplicateUsers,
     dbBuyersNotInRedis,
@@ -58,13 +63,14 @@ export async function checkInvariants(db: DB, redis: RedisClient, voucherId: str
   if (r.redisStock + r.buyers !== r.initial) v.push(`Redis stock ${r.redisStock} + buyers ${r.buyers} ≠ initial ${r.initial}`);
   if (r.dbStock + r.dbOrders !== r.dbInitial) v.push(`DB stock ${r.dbStock} + DB orders ${r.dbOrders} ≠ DB initial ${r.dbInitial}`);
   if (r.initial !== r.dbInitial) v.push(`Redis initial ${r.initial} ≠ DB initial ${r.dbInitial}`);
-  if (r.buyers !== r.dbOrders + r.pending) v.push(`buyers ${r.buyers} ≠ DB orders ${r.dbOrders} + pending ${r.pending}`);
+  if (r.buyers !== r.dbOrders + r.pending + r.returnsOwed) v.push(`buyers ${r.buyers} ≠ DB orders ${r.dbOrders} + pending ${r.pending} + returns owed ${r.returnsOwed}`);
   if (r.oversold > 0) v.push(`oversold by ${r.oversold}`);
   if (r.duplicates > 0) v.push(`${r.duplicates} users hold more than one order`);
   if (r.dbBuyersNotInRedis > 0) v.push(`${r.dbBuyersNotInRedis} DB buyers are not Redis buyers`);
   if (r.redisStock < 0 || r.dbStock < 0) v.push('negative stock');
   if (opts.drained) {
     if (r.pending !== 0) v.push(`drained but ${r.pending} orders still pending`);
+    if (r.returnsOwed !== 0) v.push(`drained but ${r.returnsOwed} stock returns still owed to Redis`);
     if (r.dbOrders !== r.buyers || r.buyers > r.initial) v.push(`drained but DB orders ${r.dbOrders} / buyers ${r.buyers} / initial ${r.initial} disagree`);
   }
   return r;

@@ -48,7 +48,10 @@ export async function lockSeckillRow(trx: Executor, voucherId: string): Promise<
   return row && { initialStock: row.initial_stock, beginTime: row.begin_time, endTime: row.end_time };
 }
 
-/** Every user with an order for the voucher, in id pages (a sale can have many buyers). */
+/** Orders that hold a unit: unpaid, paid, used, refunding (cancelled and refunded ones gave it back). */
+export const LIVE_ORDER_STATUSES = [1, 2, 3, 5];
+
+/** Every user with a live order for the voucher, in id pages (a sale can have many buyers). */
 export async function* buyerIdPages(db: Executor, voucherId: string, pageSize = 5000): AsyncGenerator<string[]> {
   let after = '0';
   for (;;) {
@@ -56,6 +59,7 @@ export async function* buyerIdPages(db: Executor, voucherId: string, pageSize = 
       .selectFrom('tb_voucher_order')
       .select('user_id')
       .where('voucher_id', '=', voucherId)
+      .where('status', 'in', LIVE_ORDER_STATUSES)
       .where('user_id', '>', after)
       .orderBy('user_id')
       .limit(pageSize)
@@ -90,9 +94,12 @@ export async function addStockRow(trx: Executor, voucherId: string, n: number): 
 export interface DbStockCounts {
   initialStock: number;
   stock: number;
+  /** Live orders (LIVE_ORDER_STATUSES). */
   orders: number;
-  /** Users holding more than one order for the voucher (the unique key makes this 0). */
+  /** Users holding more than one live order for the voucher (the unique key makes this 0). */
   duplicateUsers: number;
+  /** Cancelled / refunded orders whose unit MySQL took back but Redis not yet (stock_return = 1). */
+  returnsOwedToRedis: number;
 }
 
 export async function dbStockCounts(db: Executor, voucherId: string): Promise<DbStockCounts | undefined> {
@@ -100,11 +107,16 @@ export async function dbStockCounts(db: Executor, voucherId: string): Promise<Db
   if (!sv) return undefined;
   const counts = await db
     .selectFrom('tb_voucher_order')
-    .select((eb) => [eb.fn.countAll<number>().as('orders'), sql<number>`COUNT(DISTINCT user_id)`.as('users')])
+    .select((eb) => [
+      eb.fn.countAll<number>().as('orders'),
+      sql<number>`COUNT(DISTINCT user_id)`.as('users'),
+      sql<number>`(SELECT COUNT(*) FROM tb_voucher_order WHERE voucher_id = ${voucherId} AND stock_return = 1)`.as('owed'),
+    ])
     .where('voucher_id', '=', voucherId)
+    .where('status', 'in', LIVE_ORDER_STATUSES)
     .executeTakeFirstOrThrow();
   const orders = Number(counts.orders);
-  return { initialStock: sv.initial_stock, stock: sv.stock, orders, duplicateUsers: orders - Number(counts.users) };
+  return { initialStock: sv.initial_stock, stock: sv.stock, orders, duplicateUsers: orders - Number(counts.users), returnsOwedToRedis: Number(counts.owed) };
 }
 
 /** Creates a seckill voucher (tb_voucher + tb_seckill_voucher) — test and benchmark fixture. */

@@ -3,6 +3,7 @@ import { sql, type Insertable, type Updateable } from 'kysely';
 import type { Executor } from '@/lib/db/client';
 import { VoucherStatus, VoucherType, type SeckillVoucherTable, type VoucherTable } from '@/lib/db/schema';
 import type { VoucherState } from '@/lib/voucher/voucher.schema';
+import { LIVE_ORDER_STATUSES } from '@/lib/seckill/seckill.repository';
 
 export interface VoucherRow {
   id: string;
@@ -114,16 +115,22 @@ export async function shiftSeckillStock(trx: Executor, id: string, delta: number
   return Number(res.numUpdatedRows) === 1;
 }
 
-/** One SQL snapshot of DB stock and orders, so "stock + orders = initial" is read consistently. */
-export async function readDbStock(db: Executor, id: string): Promise<{ initial: number; remaining: number; orders: number } | undefined> {
+/** One SQL snapshot of DB stock and live orders, so "stock + orders = initial" is read consistently. */
+export async function readDbStock(db: Executor, id: string): Promise<{ initial: number; remaining: number; orders: number; returnsOwed: number } | undefined> {
   const row = await db
     .selectFrom('tb_seckill_voucher as sv')
     .select((eb) => [
       'sv.initial_stock',
       'sv.stock',
-      eb.selectFrom('tb_voucher_order as o').select(eb.fn.countAll<string>().as('n')).whereRef('o.voucher_id', '=', 'sv.voucher_id').as('orders'),
+      eb
+        .selectFrom('tb_voucher_order as o')
+        .select(eb.fn.countAll<string>().as('n'))
+        .whereRef('o.voucher_id', '=', 'sv.voucher_id')
+        .where('o.status', 'in', LIVE_ORDER_STATUSES)
+        .as('orders'),
+      eb.selectFrom('tb_voucher_order as o').select(eb.fn.countAll<string>().as('n')).whereRef('o.voucher_id', '=', 'sv.voucher_id').where('o.stock_return', '=', 1).as('owed'),
     ])
     .where('sv.voucher_id', '=', id)
     .executeTakeFirst();
-  return row && { initial: Number(row.initial_stock), remaining: Number(row.stock), orders: Number(row.orders ?? 0) };
+  return row && { initial: Number(row.initial_stock), remaining: Number(row.stock), orders: Number(row.orders ?? 0), returnsOwed: Number(row.owed ?? 0) };
 }

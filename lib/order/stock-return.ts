@@ -1,0 +1,49 @@
+/**
+ * The Redis half of giving a cancelled or refunded seckill order's unit back. MySQL already took
+ * the unit back in the transition's transaction and recorded it as owed (stock_return = 1); this
+ * step runs after the commit, and again from the backstop if a crash or a Redis outage came in
+ * between: the script remembers the order ids it returned, so a retry never returns twice.
+ */
+import type { DB } from '@/lib/db/client';
+import type { RedisClient } from '@/lib/redis/types';
+import { log } from '@/lib/log';
+import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
+import { markRedisReturned, owedRedisReturns } from '@/lib/order/lifecycle.repository';
+
+export interface OwedReturn {
+  id: string;
+  voucherId: string;
+  userId: string;
+}
+
+/**
+ * The one place a unit goes back on sale in Redis (the stock rises and the buyer may grab again).
+ * Returns true if this call returned it, false if an earlier call already had.
+ */
+export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Promise<boolean> {
+  const r = await runScript<number>(
+    redis,
+    'seckill-return',
+    [keys.seckillStock(o.voucherId), keys.seckillBuyers(o.voucherId), keys.seckillReturned(o.voucherId)],
+    [o.id, o.userId],
+  );
+  return r === 1;
+}
+
+/** Redis step then the MySQL "done" flag; a failure leaves the flag owed for the backstop. */
+export async function completeReturn(db: DB, redis: RedisClient, o: OwedReturn): Promise<void> {
+  try {
+    await returnUnitToRedis(redis, o);
+    await markRedisReturned(db, o.id);
+  } catch (err) {
+    log.warn({ err: (err as Error).message, orderId: o.id }, 'stock return to Redis failed; the backstop retries it');
+  }
+}
+
+/** Backstop: completes returns still owed to Redis after `graceMs`. Returns how many it completed. */
+export async function completeOwedReturns(db: DB, redis: RedisClient, graceMs = 2000, limit = 500): Promise<number> {
+  const owed = await owedRedisReturns(db, graceMs, limit);
+  for (const o of owed) await completeReturn(db, redis, o);
+  return owed.length;
+}

@@ -1,0 +1,197 @@
+/**
+ * The payment-timeout consumer and its SQL backstop, run inside the order worker process
+ * (workers/order-worker.ts). A timeout message arrives when the delay queue's TTL runs out; the
+ * consumer cancels the order if it is still unpaid and past its deadline (the conditional write
+ * decides, so a payment racing it is never undone) and returns the unit. Every
+ * ORDER_TIMEOUT_SWEEP_INTERVAL_MS the backstop cancels overdue orders whose message was lost or is
+ * late, and completes stock returns still owed to Redis.
+ */
+import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import type { RedisClient } from '@/lib/redis/types';
+import { db as defaultDb, type DB } from '@/lib/db/client';
+import { env } from '@/lib/env';
+import { log } from '@/lib/log';
+import { connectMq } from '@/lib/mq/connection';
+import { assertTimeoutTopology, names } from '@/lib/mq/topology';
+import { cancelIfOverdue } from '@/lib/order/lifecycle';
+import { overdueUnpaidIds } from '@/lib/order/lifecycle.repository';
+import { isTransientDbError } from '@/lib/order/persist';
+import { completeOwedReturns } from '@/lib/order/stock-return';
+import { timeoutMessageSchema } from '@/lib/order/timeout-schedule';
+import { redis as defaultRedis } from '@/lib/redis/client';
+
+export interface TimeoutWorkerOptions {
+  db?: DB;
+  redis?: RedisClient;
+  rabbitUrl?: string;
+  timeoutSeconds?: number;
+  sweepIntervalMs?: number;
+  prefetch?: number;
+}
+
+export interface TimeoutStats {
+  /** Cancelled by a timeout message / by the backstop. */
+  byMessage: number;
+  byBackstop: number;
+  /** Redis returns the backstop completed. */
+  returnsCompleted: number;
+}
+
+export interface TimeoutWorker {
+  readonly stats: TimeoutStats;
+  backstopNow(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A message that beats the DB clock's deadline (clock skew) waits this long at most, then the backstop owns it. */
+const NOT_DUE_RETRY_MS = 500;
+const NOT_DUE_MAX_TRIES = 10;
+
+export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Promise<TimeoutWorker> {
+  const o = {
+    db: options.db ?? defaultDb,
+    redis: options.redis ?? defaultRedis,
+    rabbitUrl: options.rabbitUrl ?? env.RABBITMQ_URL,
+    timeoutSeconds: options.timeoutSeconds ?? env.ORDER_PAY_TIMEOUT_SECONDS,
+    sweepIntervalMs: options.sweepIntervalMs ?? env.ORDER_TIMEOUT_SWEEP_INTERVAL_MS,
+    prefetch: options.prefetch ?? 200,
+  };
+  const stats: TimeoutStats = { byMessage: 0, byBackstop: 0, returnsCompleted: 0 };
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  let session: { conn: ChannelModel; ch: Channel; alive: boolean; tag?: string } | undefined;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  let reconnectDelay = 500;
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> | undefined;
+
+  async function expire(orderId: string): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      const outcome = await cancelIfOverdue(o.db, o.redis, orderId, o.timeoutSeconds);
+      if (outcome === 'cancelled') stats.byMessage++;
+      if (outcome !== 'not-due' || tries >= NOT_DUE_MAX_TRIES || stopping) return;
+      await sleep(NOT_DUE_RETRY_MS);
+    }
+  }
+
+  function onMessage(s: NonNullable<typeof session>, m: ConsumeMessage): void {
+    const settle = (fn: () => void) => {
+      if (s.alive) {
+        try {
+          fn();
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, 'timeout ack failed');
+        }
+      }
+    };
+    let orderId: string;
+    try {
+      orderId = timeoutMessageSchema.parse(JSON.parse(m.content.toString('utf8'))).orderId;
+    } catch {
+      log.warn({ body: m.content.toString('utf8').slice(0, 200) }, 'unparseable timeout message dropped');
+      return settle(() => s.ch.ack(m));
+    }
+    const p = expire(orderId)
+      .then(() => settle(() => s.ch.ack(m)))
+      .catch(async (err: Error) => {
+        // The database is away: give the message back after a pause (the backstop also covers it).
+        log.warn({ err: err.message, orderId, transient: isTransientDbError(err) }, 'timeout cancel failed; requeueing');
+        await sleep(1000);
+        settle(() => s.ch.nack(m, false, true));
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+
+  async function openSession(): Promise<void> {
+    const conn = await connectMq(o.rabbitUrl);
+    const ch = await conn.createChannel();
+    const s: NonNullable<typeof session> = { conn, ch, alive: true };
+    const lost = (why: string) => {
+      if (!s.alive) return;
+      s.alive = false;
+      if (session === s) session = undefined;
+      if (!stopping) {
+        log.warn({ why }, 'timeout consumer lost the broker; reconnecting');
+        conn.close().catch(() => {});
+        scheduleReconnect();
+      }
+    };
+    conn.on('close', () => lost('connection closed'));
+    ch.on('close', () => lost('channel closed'));
+    ch.on('error', (err: Error) => log.warn({ err: err.message }, 'timeout channel error'));
+    await assertTimeoutTopology(ch, o.timeoutSeconds * 1000);
+    await ch.prefetch(o.prefetch);
+    const { consumerTag } = await ch.consume(names.timeoutQueue, (m) => (m ? onMessage(s, m) : lost('consumer cancelled')), { noAck: false });
+    s.tag = consumerTag;
+    session = s;
+    reconnectDelay = 500;
+  }
+
+  function scheduleReconnect(): void {
+    if (stopping || reconnectTimer) return;
+    const delay = reconnectDelay;
+    reconnectDelay = Math.min(reconnectDelay * 2, 5000);
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      openSession().catch((err: Error) => {
+        log.warn({ err: err.message }, 'timeout consumer: broker still unavailable');
+        scheduleReconnect();
+      });
+    }, delay);
+  }
+
+  async function backstop(): Promise<void> {
+    for (;;) {
+      const ids = await overdueUnpaidIds(o.db, o.timeoutSeconds, 500);
+      for (const id of ids) {
+        if (stopping) return;
+        if ((await cancelIfOverdue(o.db, o.redis, id, o.timeoutSeconds)) === 'cancelled') stats.byBackstop++;
+      }
+      if (ids.length < 500) break;
+    }
+    stats.returnsCompleted += await completeOwedReturns(o.db, o.redis);
+  }
+
+  function backstopNow(): Promise<void> {
+    sweeping ??= backstop()
+      .catch((err: Error) => log.warn({ err: err.message }, 'timeout backstop failed; next round retries'))
+      .finally(() => {
+        sweeping = undefined;
+      });
+    return sweeping;
+  }
+
+  function scheduleSweep(): void {
+    if (stopping || o.sweepIntervalMs <= 0) return;
+    sweepTimer = setTimeout(() => void backstopNow().finally(scheduleSweep), o.sweepIntervalMs * (0.8 + Math.random() * 0.4));
+  }
+
+  try {
+    await openSession();
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'timeout consumer cannot reach the broker yet; retrying in the background');
+    scheduleReconnect();
+  }
+  scheduleSweep();
+
+  return {
+    stats,
+    backstopNow,
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      clearTimeout(sweepTimer);
+      clearTimeout(reconnectTimer);
+      const s = session;
+      const within = (p: Promise<unknown>) => Promise.race([p, sleep(5000)]);
+      if (s?.alive && s.tag) await within(s.ch.cancel(s.tag).catch(() => {}));
+      await within(Promise.all([...inFlight, sweeping]));
+      if (s) {
+        s.alive = false;
+        await within(s.conn.close().catch(() => {}));
+      }
+    },
+  };
+}
