@@ -21,6 +21,7 @@ export async function buyNormalVoucher(db: DB, redis: RedisClient, input: { vouc
   if (v.type !== VoucherType.NORMAL) throw new AppError('CONFLICT', '秒杀券请在活动时间内抢购');
   if (v.status !== VoucherStatus.ON_SALE) throw new AppError('CONFLICT', '该券已下架');
   const orderId = await nextOrderId(redis);
+  const at = Date.now();
   await db.transaction().execute(async (trx) => {
     await lockUserRow(trx, input.userId);
     if ((await countLiveNormalOrders(trx, input.voucherId, input.userId)) >= env.NORMAL_VOUCHER_USER_CAP) {
@@ -28,6 +29,6 @@ export async function buyNormalVoucher(db: DB, redis: RedisClient, input: { vouc
     }
     await insertNormalOrder(trx, { id: orderId, userId: input.userId, voucherId: input.voucherId });
   });
-  await scheduleOrderTimeoutsSafely([orderId]);
+  await scheduleOrderTimeoutsSafely([{ orderId, at }]);
   return getMyOrder(db, redis, input.userId, orderId);
 }

@@ -94,7 +94,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     metrics,
     maxAttempts: o.maxAttempts,
     isStopping: () => stopping,
-    onPersisted: (msgs) => scheduleOrderTimeoutsSafely(msgs.map((m) => m.orderId), () => liveConfirm()),
+    onPersisted: (msgs) => scheduleOrderTimeoutsSafely(msgs, () => liveConfirm()),
     retry: (d, attempts, reason) =>
       publishConfirmed(liveConfirm(d as AmqpDelivery), '', names.retryQueue(retryDelayFor(attempts, o.retryBaseMs)), d.body, {
         persistent: true,
