@@ -66,7 +66,7 @@ test('SMS login → home → 美食 → shop → grab → 抢购成功 → the o
   await expect(item).toHaveCount(1);
   await expect(item).toContainText(SHOP);
   await expect(item.getByTestId('order-status')).toHaveAttribute('data-state', 'created');
-  await expect(item.getByTestId('order-status')).toContainText('已创建');
+  await expect(item.getByTestId('order-status')).toContainText('待支付');
   const order = await data.order(await item.getByTestId('order-id').innerText());
   expect(order?.voucherId).toBe(v.id);
   await expectSettled(v.id, 1);

@@ -62,7 +62,7 @@ test('grab a voucher, see it pending then created, and find it in 我的订单',
   const item = page.locator(`[data-testid="order-item"][data-order-id="${orderId}"]`);
   await expect(item).toBeVisible();
   await expect(item.getByTestId('order-status')).toHaveAttribute('data-state', 'created');
-  await expect(item.getByTestId('order-status')).toContainText('已创建');
+  await expect(item.getByTestId('order-status')).toContainText('待支付');
   await expect(item.getByTestId('order-id')).toHaveText(orderId);
 });
 

@@ -163,8 +163,8 @@ function OutcomeLine({ outcome }: { outcome: Outcome }) {
       <p role="status" className="mt-2 text-sm text-green-700" data-testid="seckill-result" data-state={outcome.state}>
         {text}
         {outcome.state === 'created' && (
-          <Link href="/orders" className="ml-2 text-brand underline" data-testid="seckill-order-link">
-            查看订单
+          <Link href={`/orders#order-${outcome.orderId}`} className="ml-2 text-brand underline" data-testid="seckill-order-link">
+            去支付
           </Link>
         )}
       </p>

@@ -8,6 +8,7 @@ export const metadata: Metadata = { title: { default: '商家后台', template: 
 
 const NAV = [
   { href: '/admin/vouchers', label: '优惠券', id: 'vouchers' },
+  { href: '/admin/redeem', label: '核销', id: 'redeem' },
   { href: '/admin/dead-letters', label: '死信', id: 'dead-letters' },
   { href: '/admin/shops', label: '店铺', id: 'shops' },
   { href: '/admin/audit', label: '操作日志', id: 'audit' },

@@ -14,6 +14,7 @@ import { queueDepth } from '@/lib/admin/queue-depth';
 import { readSaleSeries, type SaleSeries } from '@/lib/admin/sale-series';
 import { readSeckillState } from '@/lib/seckill/state';
 import { findVoucherRow, readDbStock, type VoucherRow } from '@/lib/voucher/voucher.repository';
+import { voucherOrderCounts } from '@/lib/order/lifecycle.repository';
 import { requireVoucherAccess } from '@/lib/voucher/voucher.service';
 import { voucherState } from '@/lib/voucher/voucher.view';
 
@@ -31,7 +32,13 @@ export interface LiveStock {
     pending: number | null;
     dbInitial: number;
     dbRemaining: number;
+    /** Live orders (unpaid, paid, used, refunding). */
     dbOrders: number;
+    /** Lifecycle: paid (incl. used), cancelled, refunded orders, and units given back to the sale. */
+    paid: number;
+    cancelled: number;
+    refunded: number;
+    returned: number;
     /** Ready messages in the shared orders queue; null when RabbitMQ did not answer. */
     queueDepth: number | null;
     deadLetters: number;
@@ -49,11 +56,12 @@ export async function requireSeckillAccess(db: Executor, actor: Actor, id: strin
 
 /** Numbers for an already access-checked voucher (the stream checks once, then ticks). */
 export async function readLiveStock(db: Executor, redis: RedisClient, id: string): Promise<LiveStock> {
-  const [row, dbStock, deadLetters, depth] = await Promise.all([
+  const [row, dbStock, deadLetters, depth, lifecycle] = await Promise.all([
     findVoucherRow(db, id),
     readDbStock(db, id),
     countDeadLetters(db, { voucherId: id, status: 'dead' }),
     queueDepth(),
+    voucherOrderCounts(db, id),
   ]);
   if (!row || !dbStock || !row.begin_time || !row.end_time) throw new AppError('NOT_FOUND', '秒杀券不存在');
   let redisState: Awaited<ReturnType<typeof readSeckillState>> = null;
@@ -63,7 +71,7 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
   } catch {
     redisDown = true;
   }
-  const db_ = { initial: dbStock.initial, remaining: dbStock.remaining, orders: dbStock.orders };
+  const db_ = { initial: dbStock.initial, remaining: dbStock.remaining, orders: dbStock.orders, returnsOwed: dbStock.returnsOwed };
   const window = {
     db: [row.begin_time.getTime(), row.end_time.getTime()] as [number, number],
     redis: redisState?.beginTime && redisState.endTime ? ([Date.parse(redisState.beginTime), Date.parse(redisState.endTime)] as [number, number]) : null,
@@ -85,6 +93,10 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
       dbInitial: db_.initial,
       dbRemaining: db_.remaining,
       dbOrders: db_.orders,
+      paid: (lifecycle.byStatus[2] ?? 0) + (lifecycle.byStatus[3] ?? 0),
+      cancelled: lifecycle.byStatus[4] ?? 0,
+      refunded: lifecycle.byStatus[6] ?? 0,
+      returned: lifecycle.returned,
       queueDepth: depth,
       deadLetters,
     },

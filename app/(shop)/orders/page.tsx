@@ -1,13 +1,15 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import QRCode from 'qrcode';
 import { db } from '@/lib/db/client';
 import { listMyOrders, type OrderDto } from '@/lib/order/query';
 import { requirePageUser } from '@/lib/web/page-auth';
+import { stateWords } from '@/lib/order/lifecycle';
+import { OrderActions } from './order-actions';
 
 export const metadata: Metadata = { title: '我的订单' };
 
 const PAGE_SIZE = 10;
-const ORDER_STATUS = { 1: '待支付', 2: '已支付', 3: '已核销', 4: '已取消', 5: '退款中', 6: '已退款' } as Record<number, string>;
 const yuan = (fen: number) => `¥${(fen / 100).toFixed(2)}`;
 const shanghai = new Intl.DateTimeFormat('zh-CN', { timeZone: 'Asia/Shanghai', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 
@@ -15,6 +17,8 @@ export default async function OrdersPage({ searchParams }: { searchParams: Promi
   const user = await requirePageUser('/orders');
   const page = Math.min(10_000, Math.max(1, Math.floor(Number((await searchParams).page)) || 1));
   const { items, hasMore } = await listMyOrders(db, user.id, page, PAGE_SIZE);
+  // QR codes are drawn here on the server (no network, no client bundle).
+  const qr = new Map(await Promise.all(items.filter((o) => o.redeemCode).map(async (o) => [o.id, await QRCode.toString(o.redeemCode!, { type: 'svg', margin: 1 })] as const)));
 
   return (
     <section className="p-4">
@@ -27,7 +31,7 @@ export default async function OrdersPage({ searchParams }: { searchParams: Promi
         </div>
       ) : (
         <ul className="space-y-3" data-testid="orders-list">
-          {items.map((o) => <OrderCard key={o.id} order={o} />)}
+          {items.map((o) => <OrderCard key={o.id} order={o} qrSvg={qr.get(o.id) ?? null} />)}
         </ul>
       )}
       <nav className="mt-4 flex justify-between text-sm">
@@ -38,16 +42,16 @@ export default async function OrdersPage({ searchParams }: { searchParams: Promi
   );
 }
 
-function OrderCard({ order }: { order: OrderDto }) {
+function OrderCard({ order, qrSvg }: { order: OrderDto; qrSvg: string | null }) {
   return (
-    <li className="rounded-lg bg-white p-4 shadow-sm" data-testid="order-item" data-order-id={order.id}>
+    <li id={`order-${order.id}`} className="rounded-lg bg-white p-4 shadow-sm" data-testid="order-item" data-order-id={order.id}>
       <div className="flex items-start justify-between gap-3">
         <div className="min-w-0">
           <p className="truncate font-medium">{order.voucher?.title ?? '优惠券'}</p>
           {order.shop && <p className="truncate text-sm text-gray-500">{order.shop.name}</p>}
         </div>
         <span className="shrink-0 rounded bg-brand/10 px-2 py-0.5 text-xs text-brand" data-testid="order-status" data-state={order.state}>
-          已创建 · {ORDER_STATUS[order.orderStatus ?? 1] ?? '未知'}
+          {order.state === 'created' ? stateWords(order.orderStatus ?? 1) : order.state === 'pending' ? '生成订单中' : '下单失败'}
         </span>
       </div>
       <div className="mt-2 flex items-end justify-between text-sm">
@@ -62,6 +66,7 @@ function OrderCard({ order }: { order: OrderDto }) {
           </p>
         )}
       </div>
+      {order.state === 'created' && <OrderActions order={order} qrSvg={qrSvg} />}
     </li>
   );
 }

@@ -47,7 +47,10 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
     ['buyers', '买家数', n.buyers],
     ['pending', '待落库', n.pending, '已抢到、订单尚未写入 MySQL'],
     ['db-remaining', '数据库剩余', n.dbRemaining],
-    ['db-orders', '数据库订单', n.dbOrders],
+    ['db-orders', '数据库订单（有效）', n.dbOrders, '待支付、已支付、已使用、退款中'],
+    ['paid', '已支付', n.paid, '含已使用'],
+    ['cancelled', '已取消', n.cancelled, '买家取消或超时未支付'],
+    ['returned', '已退回库存', n.returned, '取消、退款后放回销售的库存'],
     ['queue', '队列积压', n.queueDepth, '订单队列中等待处理的消息（全部券）'],
     ['dead-letters', '死信', n.deadLetters],
   ];

@@ -9,6 +9,7 @@ import { api } from '@/lib/web/client-api';
 import type { VoucherView } from '@/lib/shop/shop.types';
 import { shanghaiTime, yuan } from '@/lib/shop/format';
 import { SeckillGrab } from '@/app/_components/seckill-grab';
+import { BuyVoucher } from '@/app/_components/buy-voucher';
 
 const POLL_MS = 3000;
 
@@ -71,6 +72,11 @@ export function ShopVouchers({ shopId, initial }: { shopId: string; initial: Vou
           {v.seckill && (
             <div className="border-t border-dashed border-gray-200 p-2">
               <SeckillGrab voucherId={v.id} beginTime={v.seckill.beginTime} endTime={v.seckill.endTime} remaining={v.seckill.remaining} />
+            </div>
+          )}
+          {!v.seckill && (
+            <div className="border-t border-dashed border-gray-200 p-2">
+              <BuyVoucher voucherId={v.id} />
             </div>
           )}
           {v.rules && <p className="whitespace-pre-line bg-gray-50 px-3 py-2 text-xs text-gray-400">{v.rules}</p>}

@@ -36,6 +36,9 @@ export default async function VoucherPage({ params, searchParams }: { params: Pr
             {v.shopName} · {v.type === 1 ? '秒杀券' : '普通券'} · ¥{fenToYuan(v.payValue)} / 面值 ¥{fenToYuan(v.actualValue)} · <StateBadge state={v.state} testId="voucher-detail-state" />
           </p>
         </div>
+        <Link href={`/admin/vouchers/${v.id}/orders`} className="rounded border border-gray-300 bg-white px-4 py-2 text-sm" data-testid="open-orders">
+          订单
+        </Link>
         {v.seckill && (
           <Link href={`/admin/vouchers/${v.id}/live`} className="rounded bg-gray-900 px-4 py-2 text-sm text-white" data-testid="open-live">
             实时库存
