@@ -1,0 +1,102 @@
+/**
+ * The order lifecycle in a browser, against the production build and the real worker. Run with a
+ * short payment window (scripts/test.sh sets nothing: `ORDER_PAY_TIMEOUT_SECONDS=12` is passed by
+ * the command in the README's lifecycle section, and this spec skips itself with a longer one).
+ *   grab → 去支付 → 支付 → the redeem code and its QR are shown → the merchant redeems it → 已使用
+ *   grab → let it time out → 已取消 (超时), and the unit is back on the shop page
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { JourneyData } from './support/journey-data';
+import { loginByPassword, loginBySms } from './support/login';
+
+const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
+const MERCHANT = { phone: '13800000001', password: 'merchant123' };
+const TIMEOUT_S = Number(process.env.ORDER_PAY_TIMEOUT_SECONDS ?? 900);
+const SHOTS = process.env.E2E_SCREENSHOTS;
+let data: JourneyData;
+let shopId = '';
+
+test.skip(TIMEOUT_S > 30, 'needs ORDER_PAY_TIMEOUT_SECONDS ≤ 30 for the web server and the worker');
+
+test.beforeAll(async () => {
+  data = new JourneyData(SHOP);
+  shopId = await data.shopId();
+});
+
+test.afterAll(async () => {
+  await data?.dispose();
+});
+
+const shot = async (page: Page, name: string) => {
+  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+};
+
+async function grabOnShopPage(page: Page, title: string) {
+  await page.goto(`/shops/${shopId}`);
+  const box = page.getByTestId('voucher').filter({ hasText: title }).getByTestId('seckill-grab');
+  await box.getByTestId('seckill-button').click();
+  const result = box.getByTestId('seckill-result');
+  await expect(result).toHaveAttribute('data-state', 'created', { timeout: 15_000 });
+  return { box, result };
+}
+
+test('grab → 去支付 → 支付 → redeem code + QR → the merchant redeems it → 已使用', async ({ page, browser }) => {
+  const v = await data.voucher({ stock: 3, label: '支付' });
+  await loginBySms(page, undefined, '/');
+  const { result } = await grabOnShopPage(page, v.title);
+  await result.getByTestId('seckill-order-link').click();
+  await expect(page).toHaveURL(/\/orders/);
+
+  const item = page.getByTestId('order-item').filter({ hasText: v.title });
+  await expect(item.getByTestId('order-status')).toHaveText('待支付');
+  await expect(item.getByTestId('order-countdown')).toContainText('剩余支付时间');
+  await shot(page, 'orders-unpaid');
+  await item.getByTestId('order-pay').click();
+  await expect(item.getByTestId('order-status')).toHaveText('已支付');
+  await expect(item.getByTestId('order-qr').locator('svg')).toBeVisible();
+  const code = (await item.getByTestId('order-redeem-code').innerText()).replace(/\s/g, '');
+  expect(code).toMatch(/^\d{12}$/);
+  await shot(page, 'orders-paid');
+
+  const merchant = await browser.newContext({ viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false });
+  const console_ = await merchant.newPage();
+  await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, '/admin/redeem');
+  await expect(console_).toHaveURL(/\/admin\/redeem/);
+  await console_.getByTestId('redeem-input').fill(code);
+  await console_.getByTestId('redeem-submit').click();
+  await expect(console_.getByTestId('redeem-result')).toContainText('核销成功');
+  await shot(console_, 'admin-redeem');
+  // The same code a second time is refused.
+  await console_.getByTestId('redeem-input').fill(code);
+  await console_.getByTestId('redeem-submit').click();
+  await expect(console_.getByTestId('redeem-result')).toHaveAttribute('data-ok', 'false');
+  await expect(console_.getByTestId('redeem-result')).toContainText('已使用');
+  await console_.goto(`/admin/vouchers/${v.id}/orders?status=3`);
+  await expect(console_.getByTestId('voucher-order-row')).toHaveCount(1);
+  await shot(console_, 'admin-voucher-orders');
+  await merchant.close();
+
+  await page.reload();
+  await expect(page.getByTestId('order-item').filter({ hasText: v.title }).getByTestId('order-status')).toHaveText('已使用');
+});
+
+test('grab → let it time out → 已取消 (超时) and the unit is back on the shop page', async ({ page }) => {
+  test.setTimeout(60_000 + TIMEOUT_S * 1000);
+  const v = await data.voucher({ stock: 1, label: '超时' });
+  await loginBySms(page, undefined, '/');
+  const { box } = await grabOnShopPage(page, v.title);
+  await expect(box.getByTestId('seckill-remaining')).toHaveText(/剩余 0 张|已抢光|已售罄/);
+
+  await page.goto('/orders');
+  const item = page.getByTestId('order-item').filter({ hasText: v.title });
+  await expect(item.getByTestId('order-status')).toHaveText('待支付');
+  // The page refreshes itself once its countdown reaches zero.
+  await expect(item.getByTestId('order-status')).toHaveText('已取消', { timeout: (TIMEOUT_S + 15) * 1000 });
+  await expect(item.getByTestId('order-actions')).toContainText('超时未支付');
+  await shot(page, 'orders-timed-out');
+
+  await page.goto(`/shops/${shopId}`);
+  const again = page.getByTestId('voucher').filter({ hasText: v.title }).getByTestId('seckill-grab');
+  await expect(again.getByTestId('seckill-remaining')).toHaveText('剩余 1 张');
+  expect((await data.invariants(v.id)).violations).toEqual([]);
+});
