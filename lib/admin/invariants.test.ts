@@ -30,6 +30,16 @@ describe('checkInvariants', () => {
     expect(checkInvariants(n).status).toBe('draining');
   });
 
+  it('cancelled orders whose unit MySQL took back but Redis not yet: draining while owed, inconsistent beyond it', () => {
+    // 2 orders cancelled: DB has them back (38 live, 62 left); Redis still counts their buyers.
+    const owed = numbers({ db: { orders: 38, remaining: 62, returnsOwed: 2 } });
+    expect(checkInvariants(owed).status).toBe('draining');
+    expect(checkInvariants(owed).differences[0]?.message).toContain('退回 Redis');
+    expect(checkInvariants(numbers({ db: { orders: 37, remaining: 63, returnsOwed: 2 } })).status).toBe('inconsistent');
+    // Once returned in Redis too (buyer removed, stock back), the numbers agree again.
+    expect(checkInvariants(numbers({ redis: { remaining: 62, buyers: 38 }, db: { orders: 38, remaining: 62, returnsOwed: 0 } })).status).toBe('consistent');
+  });
+
   it("other vouchers' queued messages do not make a balanced voucher draining", () => {
     expect(checkInvariants(numbers({ queueDepth: 500 })).status).toBe('consistent');
   });
