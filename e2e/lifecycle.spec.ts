@@ -1,7 +1,7 @@
 /**
- * The order lifecycle in a browser, against the production build and the real worker. Run with a
- * short payment window (scripts/test.sh sets nothing: `ORDER_PAY_TIMEOUT_SECONDS=12` is passed by
- * the command in the README's lifecycle section, and this spec skips itself with a longer one).
+ * The order lifecycle in a browser, against the production build and the real worker. Needs a
+ * short payment window for the web server and the worker: scripts/test.sh runs this file on its own
+ * with ORDER_PAY_TIMEOUT_SECONDS=12; with a longer window (the main e2e run) it skips itself.
  *   grab → 去支付 → 支付 → the redeem code and its QR are shown → the merchant redeems it → 已使用
  *   grab → let it time out → 已取消 (超时), and the unit is back on the shop page
  */

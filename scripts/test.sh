@@ -30,3 +30,4 @@ echo "▶ build";                npx next build >/tmp/hmdp-test-build.log 2>&1 |
 echo "▶ unit + integration";   npx vitest run
 echo "▶ fault suite (CI size)"; npx tsx e2e/faults/run.ts --ci
 echo "▶ browser e2e";          npx playwright test -c e2e/playwright.config.ts
+echo "▶ browser e2e: order lifecycle (12 s payment window)"; ORDER_PAY_TIMEOUT_SECONDS=12 npx playwright test -c e2e/playwright.config.ts e2e/lifecycle.spec.ts
