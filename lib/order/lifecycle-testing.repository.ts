@@ -49,3 +49,8 @@ export async function paymentsOf(db: Executor, orderIds: string[]): Promise<{ or
 export async function orderRow(db: Executor, id: string) {
   return db.selectFrom('tb_voucher_order').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
+
+/** Moves an order's acceptance time into the past (a lost timeout message, long overdue). */
+export async function backdateOrder(db: Executor, id: string, seconds: number): Promise<void> {
+  await sql`UPDATE tb_voucher_order SET create_time = create_time - INTERVAL ${seconds} SECOND WHERE id = ${id}`.execute(db);
+}

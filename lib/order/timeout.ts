@@ -47,6 +47,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A message that beats the DB clock's deadline (clock skew) waits this long at most, then the backstop owns it. */
 const NOT_DUE_RETRY_MS = 500;
 const NOT_DUE_MAX_TRIES = 10;
+const BACKSTOP_BATCH = 500;
+const BACKSTOP_CONCURRENCY = 8;
 
 export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Promise<TimeoutWorker> {
   const o = {
@@ -143,15 +145,29 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
   }
 
   async function backstop(): Promise<void> {
-    for (;;) {
-      const ids = await overdueUnpaidIds(o.db, o.timeoutSeconds, 500);
-      for (const id of ids) {
-        if (stopping) return;
-        if ((await cancelIfOverdue(o.db, o.redis, id, o.timeoutSeconds)) === 'cancelled') stats.byBackstop++;
-      }
-      if (ids.length < 500) break;
-    }
+    // Returns owed first: they are cheap, and a stuck cancel below must not hold them up.
     stats.returnsCompleted += await completeOwedReturns(o.db, o.redis);
+    const failed = new Set<string>();
+    for (;;) {
+      const ids = (await overdueUnpaidIds(o.db, o.timeoutSeconds, BACKSTOP_BATCH + failed.size)).filter((id) => !failed.has(id));
+      // A backlog (after an outage) drains a few orders at a time, not one by one.
+      const queue = [...ids];
+      await Promise.all(
+        Array.from({ length: BACKSTOP_CONCURRENCY }, async () => {
+          for (let id = queue.shift(); id !== undefined && !stopping; id = queue.shift()) {
+            try {
+              if ((await cancelIfOverdue(o.db, o.redis, id, o.timeoutSeconds)) === 'cancelled') stats.byBackstop++;
+            } catch (err) {
+              // One order that cannot be cancelled (e.g. its voucher's stock disagrees) must not block the rest.
+              failed.add(id);
+              log.error({ err: (err as Error).message, orderId: id }, 'timeout backstop could not cancel an overdue order');
+            }
+          }
+        }),
+      );
+      if (stopping) return;
+      if (ids.length < BACKSTOP_BATCH || failed.size > 10 * BACKSTOP_BATCH) break;
+    }
   }
 
   function backstopNow(): Promise<void> {
