@@ -17,6 +17,8 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().positive().default(3000),
   APP_URL: z.string().url().optional(),
+  /** Which X-Forwarded-For entry is the client: empty = none (the socket), a hop count, or CIDRs (lib/http/client-ip.ts). */
+  TRUSTED_PROXIES: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   DATABASE_URL: z.string().url().default('mysql://root@127.0.0.1:3306/hmdp'),

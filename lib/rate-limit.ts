@@ -14,6 +14,8 @@ const limits = {
   smsIpHourly: { points: env.SMS_IP_HOURLY_MAX, duration: 3600, message: '该网络请求验证码过于频繁' },
   passwordLoginPhone: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
   seckillUser: { points: env.SECKILL_USER_PER_SECOND, duration: 1, message: '操作太快了，请稍后再试' },
+  /** Public shop reads per client: generous for people, a wall for scrapers walking random ids. */
+  shopReadIp: { points: 300, duration: 10, message: '请求过于频繁，请稍后再试' },
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
 } as const;
 
