@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'react';
 import { signIn } from 'next-auth/react';
 import { api, ApiError } from '@/lib/web/client-api';
+import { sameOriginPath } from '@/lib/http/safe-redirect';
 
 const PHONE_RE = /^1[3-9]\d{9}$/;
 
@@ -51,7 +52,7 @@ export function LoginForm({ next }: { next: string }) {
     setSubmitting(true);
     const res = await signIn('credentials', { redirect: false, phone, ...(mode === 'code' ? { code } : { password }) });
     if (res?.ok && !res.error) {
-      window.location.assign(next);
+      window.location.assign(sameOriginPath(next));
       return;
     }
     setSubmitting(false);
