@@ -10,7 +10,6 @@ const MAX_LENGTH = 2048;
 
 export function sameOriginPath(raw: unknown, fallback = '/'): string {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_LENGTH) return fallback;
-  // eslint-disable-next-line no-control-regex
   if (/[\\\u0000-\u001f\u007f]/.test(raw) || !raw.startsWith('/') || raw.startsWith('//')) return fallback;
   let url: URL;
   try {
