@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { callRoute, loginNewUser, randomPhone } from '@/lib/test/helpers';
 import { POST as sendCode } from '@/app/api/user/code/route';
 import { POST as loginRoute } from '@/app/api/user/login/route';
@@ -19,7 +20,7 @@ const userCount = async (phone: string) =>
 
 async function freshCode(phone: string, ip = '10.1.1.1'): Promise<string> {
   await resetLimit('smsPhoneCooldown', phone);
-  const r = await callRoute(sendCode, { body: { phone }, headers: { 'x-forwarded-for': ip } });
+  const r = await callRoute(sendCode, { body: { phone }, headers: { [PEER_HEADER]: ip } });
   expect(r.status).toBe(200);
   const code = await redis.get(keys.devSms(phone));
   expect(code).toMatch(/^\d{6}$/);
@@ -132,11 +133,12 @@ describe('rate limits', () => {
     expect(r.json.error.message).toContain('上限');
   });
 
+  // The address as the project's server writes it from the socket (lib/http/client-ip.ts).
   it('one IP asking for many phones hits the per-IP cap', async () => {
     const ip = `10.4.${Date.now() % 250}.9`;
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) {
-      statuses.push((await callRoute(sendCode, { body: { phone: randomPhone() }, headers: { 'x-forwarded-for': ip } })).status);
+      statuses.push((await callRoute(sendCode, { body: { phone: randomPhone() }, headers: { [PEER_HEADER]: ip } })).status);
     }
     expect(statuses.slice(0, 30).every((s) => s === 200)).toBe(true);
     expect(statuses[30]).toBe(429);

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react';
 import { signIn } from 'next-auth/react';
 import { api, ApiError } from '@/lib/web/client-api';
 import { sameOriginPath } from '@/lib/http/safe-redirect';
+import { PASSWORD_REQUIRED_MESSAGE } from '@/lib/auth/messages';
 
 const PHONE_RE = /^1[3-9]\d{9}$/;
 
@@ -56,6 +57,8 @@ export function LoginForm({ next }: { next: string }) {
       return;
     }
     setSubmitting(false);
+    // A merchant's or the admin's phone: the code did not log in; their password does.
+    if (res?.error === PASSWORD_REQUIRED_MESSAGE) setMode('password');
     setError(res?.error && res.error !== 'CredentialsSignin' ? res.error : '登录失败，请重试');
   }
 
