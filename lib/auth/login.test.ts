@@ -118,7 +118,7 @@ describe('rate limits', () => {
   it('a second code within the cooldown → 429 with Retry-After', async () => {
     const phone = randomPhone();
     await freshCode(phone);
-    const r = await callRoute(sendCode, { body: { phone }, headers: { 'x-forwarded-for': '10.2.2.2' } });
+    const r = await callRoute(sendCode, { body: { phone }, headers: { [PEER_HEADER]: '10.2.2.2' } });
     expect(r.status).toBe(429);
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(50);
     expect(r.json.error.code).toBe('RATE_LIMITED');
@@ -128,7 +128,7 @@ describe('rate limits', () => {
     const phone = randomPhone();
     for (let i = 0; i < 10; i++) await freshCode(phone, `10.3.0.${i}`);
     await resetLimit('smsPhoneCooldown', phone);
-    const r = await callRoute(sendCode, { body: { phone }, headers: { 'x-forwarded-for': '10.3.1.1' } });
+    const r = await callRoute(sendCode, { body: { phone }, headers: { [PEER_HEADER]: '10.3.1.1' } });
     expect(r.status).toBe(429);
     expect(r.json.error.message).toContain('上限');
   });
