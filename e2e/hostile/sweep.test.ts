@@ -75,7 +75,9 @@ const MALFORMED_HEADERS: Record<string, string>[] = [
   { origin: 'null', 'x-forwarded-host': '%E0%A4%A', cookie: `${SESSION_COOKIE}=%E0%A4%A` },
 ];
 
-interface Case { name: string; params?: Record<string, string>; body?: string; headers?: Record<string, string>; auth?: 'admin' | 'none' | 'forged' | 'expired' | 'forgedRoleJwt' | 'wrongSecretJwt' }
+const SIMPLE_TYPES_CLAIMING_JSON = ['text/plain;charset=application/json', 'text/plain; application/json', 'application/x-www-form-urlencoded;a=application/json', 'multipart/form-data; boundary=application/json', 'application/jsonx', 'application/json;charset=utf-16'];
+
+interface Case { mustRefuse?: boolean; name: string; params?: Record<string, string>; body?: string; headers?: Record<string, string>; auth?: 'admin' | 'none' | 'forged' | 'expired' | 'forgedRoleJwt' | 'wrongSecretJwt' }
 
 function casesFor(r: RouteFile, method: string): Case[] {
   const ok = Object.fromEntries(r.params.map((p) => [p, NO_SUCH_ID]));
@@ -97,6 +99,8 @@ function casesFor(r: RouteFile, method: string): Case[] {
       { name: 'unicode and emoji', params: ok, body: JSON.stringify({ phone: '１３８００００００００', title: '🙂'.repeat(200), name: '\u202e\u0000', code: '１２３４５６' }), auth: 'admin' },
       { name: 'SQL metacharacters', params: ok, body: JSON.stringify({ phone: "1' OR '1'='1", title: "'; DROP TABLE tb_voucher; --", shopId: '1 OR 1=1', name: '%_\\' }), auth: 'admin' },
       { name: 'not JSON at all', params: ok, body: '<xml/>', headers: { 'content-type': 'text/plain' }, auth: 'admin' },
+      // A foreign page may post these without a CORS preflight: JSON in them must never be accepted.
+      ...SIMPLE_TYPES_CLAIMING_JSON.map((type) => ({ name: `JSON under ${type}`, params: ok, body: '{}', headers: { 'content-type': type }, auth: 'admin' as const, mustRefuse: true })),
     );
   }
   return cases;
@@ -157,6 +161,7 @@ describe('hostile input sweep over every route handler', async () => {
           if (isStream) await res.body?.cancel();
           const label = `${method} ${r.url} · ${c.name} → ${res.status} ${text.slice(0, 160)}`;
           expect(res.status, label).toBeLessThan(500);
+          if (c.mustRefuse) expect(res.status, label).toBeGreaterThanOrEqual(400);
           if (res.status >= 400) {
             const body = JSON.parse(text);
             expect(typeof body.error?.code, label).toBe('string');
