@@ -14,8 +14,9 @@ import { log } from '@/lib/log';
 import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
 import type { WorkerMetrics } from '@/lib/order/metrics';
 import { insertDeadLetterOnce } from '@/lib/order/order.repository';
-import { isTransientDbError, persistOrders } from '@/lib/order/persist';
+import { isTransientDbError, persistOrders, type PersistResult } from '@/lib/order/persist';
 import { keys } from '@/lib/redis/keys';
+import { holdPendingEntry } from '@/lib/order/retry-hold';
 
 export interface Delivery {
   body: Buffer;
@@ -33,6 +34,8 @@ export interface HandlerDeps {
   maxAttempts: number;
   /** Publish a copy to the retry queue for this attempt count (resolves on broker confirm). */
   retry(d: Delivery, attempts: number, reason: string): Promise<void>;
+  /** How long the retry queue holds a message after this many failed attempts. */
+  retryDelayMs?(attempts: number): number;
   /** Publish a copy to the dead-letter queue (resolves on broker confirm). */
   deadCopy(d: Delivery, attempts: number, reason: string): Promise<void>;
   isStopping(): boolean;
@@ -91,6 +94,8 @@ export function createBatchHandler(deps: HandlerDeps) {
     const attempts = d.attempts + 1;
     if (attempts >= deps.maxAttempts) return deadLetter(d, msg, reason, attempts, 'exhausted');
     try {
+      // Tell the sweeper this order is in retry, so it does not republish copies meanwhile.
+      if (deps.retryDelayMs) await holdPendingEntry(redis, msg, deps.retryDelayMs(attempts));
       await deps.retry(d, attempts, reason);
       metrics.retried.inc();
       d.ack();
@@ -117,8 +122,9 @@ export function createBatchHandler(deps: HandlerDeps) {
   async function settle(items: { d: Delivery; msg: OrderMessage }[]): Promise<void> {
     if (items.length === 0) return;
     const stopTimer = metrics.batchSeconds.startTimer();
+    let r: PersistResult;
     try {
-      const r = await untilDbAnswers('persist orders', () => persistOrders(db, items.map((i) => i.msg)));
+      r = await untilDbAnswers('persist orders', () => persistOrders(db, items.map((i) => i.msg)));
       stopTimer();
       metrics.persisted.inc(r.inserted);
       metrics.duplicates.inc(r.duplicates);
@@ -133,7 +139,8 @@ export function createBatchHandler(deps: HandlerDeps) {
       return retryOrDeadLetter(it.d, it.msg, err instanceof Error ? err.message : String(err));
     }
     for (const it of items) it.d.ack();
-    await clearOutbox(items.map((i) => i.msg));
+    // A discarded order's outbox entry stays for the sweeper, which gives its unit back.
+    await clearOutbox(items.map((i) => i.msg).filter((m) => !r.discarded.has(m.orderId)));
   }
 
   return async function handleBatch(batch: Delivery[]): Promise<void> {

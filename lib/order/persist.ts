@@ -1,5 +1,5 @@
 /**
- * Writes a batch of accepted orders in one MySQL transaction (DESIGN §5 step 4). Idempotent:
+ * Writes a batch of accepted orders in one MySQL transaction (README: the order worker). Idempotent:
  * INSERT IGNORE skips orders already written (redeliveries, sweeper republishes, a message twice
  * in one batch), and each voucher's DB stock drops by the number of rows really inserted, under a
  * `stock >= n` guard — so a duplicate creates nothing and takes nothing.
@@ -8,6 +8,7 @@ import type { DB } from '@/lib/db/client';
 import type { OrderMessage } from '@/lib/order/message';
 import { insertOrdersIgnoringDuplicates } from '@/lib/order/order.repository';
 import { takeStock } from '@/lib/seckill/seckill.repository';
+import { discardedOrderIds } from '@/lib/order/tombstone.repository';
 
 /** The DB has fewer units left than the new orders need: Redis and MySQL disagree about this voucher. */
 export class StockGuardError extends Error {
@@ -22,6 +23,8 @@ export interface PersistResult {
   inserted: number;
   /** Messages whose order was already there. */
   duplicates: number;
+  /** Orders whose dead letter the admin discarded: never written; the sweeper gives their unit back. */
+  discarded: Set<string>;
 }
 
 export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][] {
@@ -41,16 +44,20 @@ export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][]
 
 export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<PersistResult> {
   const groups = groupByVoucher(msgs);
+  let discarded = new Set<string>();
   const inserted = await db.transaction().execute(async (trx) => {
     let total = 0;
-    for (const [voucherId, group] of groups) {
+    discarded = await discardedOrderIds(trx, msgs.map((m) => m.orderId));
+    for (const [voucherId, all] of groups) {
+      const group = discarded.size ? all.filter((m) => !discarded.has(m.orderId)) : all;
+      if (group.length === 0) continue;
       const n = await insertOrdersIgnoringDuplicates(trx, group);
       if (n > 0 && !(await takeStock(trx, voucherId, n))) throw new StockGuardError(voucherId, n);
       total += n;
     }
     return total;
   });
-  return { inserted, duplicates: msgs.length - inserted };
+  return { inserted, duplicates: msgs.length - inserted - discarded.size, discarded };
 }
 
 const TRANSIENT_CODES = new Set([

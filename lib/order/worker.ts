@@ -93,6 +93,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     metrics,
     maxAttempts: o.maxAttempts,
     isStopping: () => stopping,
+    retryDelayMs: (attempts) => retryDelayFor(attempts, o.retryBaseMs),
     retry: (d, attempts, reason) =>
       publishConfirmed(liveConfirm(d as AmqpDelivery), '', names.retryQueue(retryDelayFor(attempts, o.retryBaseMs)), d.body, {
         persistent: true,
