@@ -17,6 +17,7 @@ import { insertDeadLetterOnce } from '@/lib/order/order.repository';
 import { isTransientDbError, persistOrders, type PersistResult } from '@/lib/order/persist';
 import { keys } from '@/lib/redis/keys';
 import { holdPendingEntry } from '@/lib/order/retry-hold';
+import { OFF_SALE_REASON } from '@/lib/order/off-sale';
 
 export interface Delivery {
   body: Buffer;
@@ -65,7 +66,7 @@ export function createBatchHandler(deps: HandlerDeps) {
     }
   }
 
-  async function deadLetter(d: Delivery, msg: OrderMessage | null, reason: string, attempts: number, kind: 'poison' | 'exhausted') {
+  async function deadLetter(d: Delivery, msg: OrderMessage | null, reason: string, attempts: number, kind: 'poison' | 'exhausted' | 'off-sale') {
     // A poison message's order id is never trusted: filed under it, it could stop the sweeper
     // from republishing a real pending order of that id. Its payload keeps everything.
     const ids = msg ?? { orderId: undefined, ...bestEffortIds(d.body) };
@@ -138,9 +139,11 @@ export function createBatchHandler(deps: HandlerDeps) {
       const it = items[0]!;
       return retryOrDeadLetter(it.d, it.msg, err instanceof Error ? err.message : String(err));
     }
-    for (const it of items) it.d.ack();
-    // A discarded order's outbox entry stays for the sweeper, which gives its unit back.
-    await clearOutbox(items.map((i) => i.msg).filter((m) => !r.discarded.has(m.orderId)));
+    const offSale = new Set(r.offSale.map((m) => m.orderId));
+    for (const it of items) if (offSale.has(it.msg.orderId)) await deadLetter(it.d, it.msg, OFF_SALE_REASON, it.d.attempts + 1, 'off-sale');
+    for (const it of items) if (!offSale.has(it.msg.orderId)) it.d.ack();
+    // A discarded or off-sale order's outbox entry stays for the sweeper, which gives its unit back once discarded.
+    await clearOutbox(items.map((i) => i.msg).filter((m) => !r.discarded.has(m.orderId) && !offSale.has(m.orderId)));
   }
 
   return async function handleBatch(batch: Delivery[]): Promise<void> {

@@ -9,6 +9,8 @@ import type { OrderMessage } from '@/lib/order/message';
 import { insertOrdersIgnoringDuplicates } from '@/lib/order/order.repository';
 import { takeStock } from '@/lib/seckill/seckill.repository';
 import { discardedOrderIds } from '@/lib/order/tombstone.repository';
+import { saleWindows } from '@/lib/order/sale-window.repository';
+import { grabbedInWindow } from '@/lib/order/off-sale';
 
 /** The DB has fewer units left than the new orders need: Redis and MySQL disagree about this voucher. */
 export class StockGuardError extends Error {
@@ -25,6 +27,8 @@ export interface PersistResult {
   duplicates: number;
   /** Orders whose dead letter the admin discarded: never written; the sweeper gives their unit back. */
   discarded: Set<string>;
+  /** Orders grabbed outside the window MySQL holds: not written, for the caller to dead-letter. */
+  offSale: OrderMessage[];
 }
 
 export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][] {
@@ -45,11 +49,20 @@ export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][]
 export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<PersistResult> {
   const groups = groupByVoucher(msgs);
   let discarded = new Set<string>();
+  let offSale: OrderMessage[] = [];
   const inserted = await db.transaction().execute(async (trx) => {
     let total = 0;
     discarded = await discardedOrderIds(trx, msgs.map((m) => m.orderId));
+    const windows = await saleWindows(trx, groups.map(([voucherId]) => voucherId));
+    offSale = [];
     for (const [voucherId, all] of groups) {
-      const group = discarded.size ? all.filter((m) => !discarded.has(m.orderId)) : all;
+      const w = windows.get(voucherId);
+      const group: OrderMessage[] = [];
+      for (const m of all) {
+        if (discarded.has(m.orderId)) continue;
+        if (grabbedInWindow(m, w)) group.push(m);
+        else offSale.push(m);
+      }
       if (group.length === 0) continue;
       const n = await insertOrdersIgnoringDuplicates(trx, group);
       if (n > 0 && !(await takeStock(trx, voucherId, n))) throw new StockGuardError(voucherId, n);
@@ -57,7 +70,7 @@ export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<Persi
     }
     return total;
   });
-  return { inserted, duplicates: msgs.length - inserted - discarded.size, discarded };
+  return { inserted, duplicates: msgs.length - inserted - discarded.size - offSale.length, discarded, offSale };
 }
 
 const TRANSIENT_CODES = new Set([
