@@ -16,6 +16,8 @@ const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().positive().default(3000),
+  /** Address the servers listen on; anything but loopback is refused while demo credentials remain (lib/http/listen-guard.ts). */
+  HOST: z.string().min(1).default('127.0.0.1'),
   APP_URL: z.string().url().optional(),
   /** Which X-Forwarded-For entry is the client: empty = none (the socket), a hop count, or CIDRs (lib/http/client-ip.ts). */
   TRUSTED_PROXIES: z.string().default(''),

@@ -11,6 +11,7 @@ import { resolveCaller, type Caller } from '@/lib/auth/resolve';
 import type { SessionUser } from '@/lib/auth/session';
 import { errorResponse, json } from '@/lib/http/respond';
 import { clientIp } from '@/lib/http/client-ip';
+import { isHttps, withApiSecurityHeaders } from '@/lib/http/security-headers';
 
 export type AuthLevel = 'none' | 'optional' | 'user' | 'merchant' | 'admin';
 
@@ -36,9 +37,9 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
       if (caller?.via === 'cookie') checkSameOrigin(req);
       const params = ((await ctx?.params) ?? {}) as P;
       const out = await handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
-      return out instanceof Response ? out : json(out);
+      return withApiSecurityHeaders(out instanceof Response ? out : json(out), isHttps(req.url, req.headers));
     } catch (err) {
-      return errorResponse(err, { method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started });
+      return withApiSecurityHeaders(errorResponse(err, { method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started }), isHttps(req.url, req.headers));
     }
   };
 }
