@@ -11,6 +11,7 @@ import { resolveCaller, type Caller } from '@/lib/auth/resolve';
 import type { SessionUser } from '@/lib/auth/session';
 import { errorResponse, json } from '@/lib/http/respond';
 import { clientIp } from '@/lib/http/client-ip';
+import { slideSessionOf } from '@/lib/auth/slide';
 import { isHttps, withApiSecurityHeaders } from '@/lib/http/security-headers';
 
 export type AuthLevel = 'none' | 'optional' | 'user' | 'merchant' | 'admin';
@@ -33,6 +34,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     const started = Date.now();
     try {
       const caller = opts.auth === 'none' ? null : await resolveCaller(req.headers);
+      if (opts.auth === 'none') slideSessionOf(req.headers); // a logged-in visitor reading public pages stays logged in
       authorize(opts.auth, caller);
       if (caller?.via === 'cookie') checkSameOrigin(req);
       const params = ((await ctx?.params) ?? {}) as P;
