@@ -78,6 +78,11 @@ const schema = z.object({
   ORDER_RETRY_BASE_MS: int(1000),
   OUTBOX_SWEEP_INTERVAL_MS: int(5000),
   OUTBOX_STALE_MS: int(10000),
+  /** An ended sale's Redis keys live this long once its outbox is empty (lib/seckill/sale-expiry.ts). */
+  SECKILL_ENDED_KEY_TTL_SECONDS: int(24 * 3600),
+  /** /api/health warns when Redis uses more than this share of maxmemory (or of REDIS_MEMORY_WARN_BYTES without a maxmemory). */
+  REDIS_MEMORY_WARN_RATIO: z.coerce.number().min(0).max(1).default(0.8),
+  REDIS_MEMORY_WARN_BYTES: int(0),
   /** Port of the worker's Prometheus /metrics endpoint; 0 = off. */
   WORKER_METRICS_PORT: int(0),
 });
