@@ -1,5 +1,5 @@
 /**
- * The DESIGN §5 invariants for one voucher, read from Redis and MySQL. Tests, the benchmark and
+ * The flash-sale invariants (README: Flash sale) for one voucher, read from Redis and MySQL. Tests, the benchmark and
  * the proof suite assert them; they only hold while nothing is in flight (or after the drain).
  *
  *   Redis stock + |buyers| = initial        DB stock + DB orders = initial (RedisClient = DB initial)
