@@ -1,4 +1,5 @@
 import type { Metadata, Viewport } from 'next';
+import { headers } from 'next/headers';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -7,7 +8,10 @@ export const metadata: Metadata = {
 };
 export const viewport: Viewport = { width: 'device-width', initialScale: 1, themeColor: '#ff6633' };
 
-export default function RootLayout({ children }: { children: React.ReactNode }) {
+// Every page carries a per-request CSP nonce (proxy.ts), so pages render per request: reading the
+// request headers here opts the whole tree into dynamic rendering, as nonces require.
+export default async function RootLayout({ children }: { children: React.ReactNode }) {
+  await headers();
   return (
     <html lang="zh-CN">
       <body>{children}</body>

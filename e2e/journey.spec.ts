@@ -2,7 +2,7 @@
  * Consumer journeys in a real browser against the production build, the real order worker,
  * MySQL, Redis and RabbitMQ: every step under test is a click or a keystroke on our pages. Each
  * journey gets a fresh voucher of its own (MySQL + preheat, see support/journey-data.ts) on the
- * seeded shop, so no journey depends on another's stock; afterwards the DESIGN §5 numbers of the
+ * seeded shop, so no journey depends on another's stock; afterwards the flash-sale invariant numbers of the
  * voucher must hold once the worker has drained it.
  */
 import { expect, test, type Page } from '@playwright/test';

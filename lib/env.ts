@@ -16,7 +16,11 @@ const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().positive().default(3000),
+  /** Address the servers listen on; anything but loopback is refused while demo credentials remain (lib/http/listen-guard.ts). */
+  HOST: z.string().min(1).default('127.0.0.1'),
   APP_URL: z.string().url().optional(),
+  /** Which X-Forwarded-For entry is the client: empty = none (the socket), a hop count, or CIDRs (lib/http/client-ip.ts). */
+  TRUSTED_PROXIES: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   DATABASE_URL: z.string().url().default('mysql://root@127.0.0.1:3306/hmdp'),
@@ -83,6 +87,11 @@ const schema = z.object({
   PAYMENT_NOTIFY_SECRET: z.string().default(''),
   /** Live seckill orders are one per user; normal vouchers allow this many unpaid + paid per user. */
   NORMAL_VOUCHER_USER_CAP: z.coerce.number().int().positive().default(10),
+  /** An ended sale's Redis keys live this long once its outbox is empty (lib/seckill/sale-expiry.ts). */
+  SECKILL_ENDED_KEY_TTL_SECONDS: int(24 * 3600),
+  /** /api/health warns when Redis uses more than this share of maxmemory (or of REDIS_MEMORY_WARN_BYTES without a maxmemory). */
+  REDIS_MEMORY_WARN_RATIO: z.coerce.number().min(0).max(1).default(0.8),
+  REDIS_MEMORY_WARN_BYTES: int(0),
   /** Port of the worker's Prometheus /metrics endpoint; 0 = off. */
   WORKER_METRICS_PORT: int(0),
 });

@@ -11,6 +11,8 @@ export const errorStatus = {
   NOT_STARTED: 403,
   ENDED: 403,
   CSRF: 403,
+  /** A merchant/admin phone tried to log in by SMS code: they log in with their password. */
+  PASSWORD_REQUIRED: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
   ORDER_STATE: 409,

@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { getConnection } from '@/lib/mq/connection';
+import { env } from '@/lib/env';
+import { memoryWarning, redisMemory } from '@/lib/admin/redis-memory';
 
 export interface DependencyStatus {
   ok: boolean;
@@ -49,6 +51,7 @@ export async function checkHealth(deps: HealthDeps = { db, redis, mq: getConnect
       await deps.redis.ping();
       const policy = (await deps.redis.config('GET', 'maxmemory-policy')) as string[];
       if (policy[1] && policy[1] !== 'noeviction') return `maxmemory-policy is ${policy[1]}; seckill keys may be evicted (use noeviction)`;
+      return memoryWarning(await redisMemory(deps.redis), env.REDIS_MEMORY_WARN_RATIO, env.REDIS_MEMORY_WARN_BYTES);
     }),
     timed(async () => {
       const conn = await deps.mq();

@@ -12,8 +12,15 @@ const limits = {
   smsPhoneCooldown: { points: 1, duration: env.SMS_COOLDOWN_SECONDS, message: '验证码发送太频繁，请稍后再试' },
   smsPhoneDaily: { points: env.SMS_DAILY_MAX, duration: 24 * 3600, message: '今日验证码发送次数已达上限' },
   smsIpHourly: { points: env.SMS_IP_HOURLY_MAX, duration: 3600, message: '该网络请求验证码过于频繁' },
-  passwordLoginPhone: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
+  /** Password tries of one phone from one client, counted before the check (the owner elsewhere is unaffected). */
+  passwordLoginPhoneClient: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
+  /** Password tries of one client across phones (credential stuffing). */
+  passwordLoginClient: { points: 100, duration: 15 * 60, message: '登录尝试过于频繁，请稍后再试' },
+  /** Wrong passwords of one phone from everywhere: a slow ceiling, reached only by many clients at once. */
+  passwordLoginPhone: { points: 200, duration: 3600, message: '该账号近期密码错误次数过多，请稍后再试' },
   seckillUser: { points: env.SECKILL_USER_PER_SECOND, duration: 1, message: '操作太快了，请稍后再试' },
+  /** Public shop reads per client: generous for people, a wall for scrapers walking random ids. */
+  shopReadIp: { points: 300, duration: 10, message: '请求过于频繁，请稍后再试' },
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
 } as const;
 
@@ -42,6 +49,13 @@ export async function consume(name: LimitName, key: string): Promise<void> {
     }
     throw e;
   }
+}
+
+/** Throws RATE_LIMITED when the window is already used up, without consuming a point. */
+export async function ensureNotBlocked(name: LimitName, key: string): Promise<void> {
+  if (!env.RATE_LIMITS) return;
+  const res = await limiter(name).get(key);
+  if (res && res.remainingPoints <= 0) throw new AppError('RATE_LIMITED', limits[name].message, { retryAfter: res.msBeforeNext / 1000 });
 }
 
 /** Gives a point back (e.g. a code send that failed downstream should not count). */

@@ -1,5 +1,5 @@
 --[[
-  The grab (DESIGN §5 step 2), atomically: sale window by Redis' clock, one order per user,
+  The grab (README: Flash sale), atomically: sale window by Redis' clock, one order per user,
   stock > 0; then take one unit, record the buyer and put the order in the voucher's outbox.
 
   KEYS[1]  seckill:{vid}:meta     hash: initial, begin (ms), end (ms)

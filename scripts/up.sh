@@ -16,6 +16,10 @@ fi
 if [ -f scripts/cache-warm.ts ]; then npm run -s cache:warm || echo "! cache warm-up failed; pages fill the cache on first read"; fi
 
 PORT=$(node -e 'console.log(process.env.PORT||3000)')
+# Loopback unless told otherwise; a wider HOST is refused while the demo passwords or the dev SMS
+# provider are still in place (scripts/listen-guard.ts says why).
+HOST=$(node -e 'console.log(process.env.HOST||"127.0.0.1")')
+NODE_ENV=production node_modules/.bin/tsx scripts/listen-guard.ts
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
   echo "✗ port $PORT is already in use (another hmdp-next?). Stop it or run: PORT=3001 npm run up" >&2
   exit 1
@@ -36,7 +40,7 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-NODE_ENV=production node_modules/.bin/next start -p "$PORT" & pids+=($!)
+NODE_ENV=production node_modules/.bin/next start -H "$HOST" -p "$PORT" & pids+=($!)
 NODE_ENV=production node_modules/.bin/tsx workers/order-worker.ts & pids+=($!)
 
 healthy=0

@@ -49,15 +49,35 @@ const TABLES = ['tb_user', 'tb_user_info', 'tb_shop_type', 'tb_shop', 'tb_vouche
 async function snapshot() {
   const counts: Record<string, number> = {};
   for (const t of TABLES) counts[t] = Number((await db.selectFrom(t).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-  // Rate-limit counters and the session's sliding TTL are bookkeeping, not writes of data.
-  const keys = new Set((await redis.keys('*')).filter((k) => !k.startsWith('rl:')));
+  // Rate-limit counters are bookkeeping, not writes of data (their keys are bounded below like any other).
+  const keys = new Set(await redis.keys('*'));
   return { counts, keys };
 }
 
 const BAD_IDS = ['-1', '0', 'abc', '9'.repeat(30), '1 OR 1=1', "1'; DROP TABLE tb_user; --", '🙂', '1.5', ' 1'];
 const NO_SUCH_ID = '987654321987';
+const NULL_MARKER_MAX_MS = env.CACHE_NULL_TTL_SECONDS * 1000 * (1 + env.CACHE_TTL_JITTER);
+const MAX_NEW_KEYS_PER_REQUEST = 6;
 
-interface Case { name: string; params?: Record<string, string>; body?: string; headers?: Record<string, string>; auth?: 'admin' | 'none' | 'forged' | 'expired' | 'forgedRoleJwt' | 'wrongSecretJwt' }
+/** Cookies and headers a browser would never send but a stranger can: each must be nobody, never a 500. */
+const MALFORMED_HEADERS: Record<string, string>[] = [
+  { cookie: `${SESSION_COOKIE}=%E0%A4%A` },
+  { cookie: `${SESSION_COOKIE}=%` },
+  { cookie: `${SESSION_COOKIE}=${'A'.repeat(8000)}` },
+  { cookie: `${SESSION_COOKIE}=a.b.c.d.e; ${SESSION_COOKIE}=%ZZ; =; ;;;` },
+  { cookie: `${SESSION_COOKIE}="unterminated` },
+  { authorization: 'Bearer' },
+  { authorization: 'Bearer a b c' },
+  { authorization: `Bearer ${'%E0%A4%A'.repeat(10)}` },
+  { authorization: 'Basic YWRtaW46YWRtaW4=' },
+  { 'content-type': 'application/json; charset=%E0%A4%A', 'x-hmdp-peer': '%E0%A4%A' },
+  { 'x-forwarded-for': '%E0%A4%A, ::ffff:999.1.1.1, ' + '1.'.repeat(500), 'x-hmdp-peer': 'not an address' },
+  { origin: 'null', 'x-forwarded-host': '%E0%A4%A', cookie: `${SESSION_COOKIE}=%E0%A4%A` },
+];
+
+const SIMPLE_TYPES_CLAIMING_JSON = ['text/plain;charset=application/json', 'text/plain; application/json', 'application/x-www-form-urlencoded;a=application/json', 'multipart/form-data; boundary=application/json', 'application/jsonx', 'application/json;charset=utf-16'];
+
+interface Case { mustRefuse?: boolean; name: string; params?: Record<string, string>; body?: string; headers?: Record<string, string>; auth?: 'admin' | 'none' | 'forged' | 'expired' | 'forgedRoleJwt' | 'wrongSecretJwt' }
 
 function casesFor(r: RouteFile, method: string): Case[] {
   const ok = Object.fromEntries(r.params.map((p) => [p, NO_SUCH_ID]));
@@ -67,6 +87,7 @@ function casesFor(r: RouteFile, method: string): Case[] {
     { name: 'expired session', params: ok, auth: 'expired' },
     { name: 'JWT with a forged role, signed with another secret', params: ok, auth: 'wrongSecretJwt' },
     { name: 'JWT claiming role admin around an unknown session', params: ok, auth: 'forgedRoleJwt' },
+    ...MALFORMED_HEADERS.map((headers, i) => ({ name: `malformed cookie/header #${i} ${JSON.stringify(headers).slice(0, 60)}`, params: ok, headers })),
   ];
   for (const p of r.params) for (const bad of BAD_IDS) cases.push({ name: `${p}=${JSON.stringify(bad)}`, params: { ...ok, [p]: bad }, auth: 'admin' });
   if (method !== 'GET' && method !== 'DELETE') {
@@ -78,6 +99,8 @@ function casesFor(r: RouteFile, method: string): Case[] {
       { name: 'unicode and emoji', params: ok, body: JSON.stringify({ phone: '１３８００００００００', title: '🙂'.repeat(200), name: '\u202e\u0000', code: '１２３４５６' }), auth: 'admin' },
       { name: 'SQL metacharacters', params: ok, body: JSON.stringify({ phone: "1' OR '1'='1", title: "'; DROP TABLE tb_voucher; --", shopId: '1 OR 1=1', name: '%_\\' }), auth: 'admin' },
       { name: 'not JSON at all', params: ok, body: '<xml/>', headers: { 'content-type': 'text/plain' }, auth: 'admin' },
+      // A foreign page may post these without a CORS preflight: JSON in them must never be accepted.
+      ...SIMPLE_TYPES_CLAIMING_JSON.map((type) => ({ name: `JSON under ${type}`, params: ok, body: '{}', headers: { 'content-type': type }, auth: 'admin' as const, mustRefuse: true })),
     );
   }
   return cases;
@@ -138,6 +161,7 @@ describe('hostile input sweep over every route handler', async () => {
           if (isStream) await res.body?.cancel();
           const label = `${method} ${r.url} · ${c.name} → ${res.status} ${text.slice(0, 160)}`;
           expect(res.status, label).toBeLessThan(500);
+          if (c.mustRefuse) expect(res.status, label).toBeGreaterThanOrEqual(400);
           if (res.status >= 400) {
             const body = JSON.parse(text);
             expect(typeof body.error?.code, label).toBe('string');
@@ -150,11 +174,19 @@ describe('hostile input sweep over every route handler', async () => {
           }
           const after = await snapshot();
           expect(after.counts, label).toEqual(before.counts);
-          // A public read may fill the cache (a short-lived "not in DB" marker included) and take the
-          // rebuild lock; that bookkeeping must expire. Anything else new, or without a TTL, is a write.
+          // A public read may fill the cache and take the rebuild lock; that bookkeeping must expire.
+          // Keys named after what the caller sent (an unknown id) may not outlive the "not in DB"
+          // marker, and one request creates only a handful of keys: a stranger walking random ids
+          // cannot grow Redis faster than the markers expire.
           const added = [...after.keys].filter((k) => !before.keys.has(k));
+          expect(added.length, `${label}: new keys ${added.join(' ')}`).toBeLessThanOrEqual(MAX_NEW_KEYS_PER_REQUEST);
+          const named = Object.values(c.params ?? {}).filter((v) => v.length > 0);
           const lasting = [];
-          for (const k of added) if (!/^(cache|lock|geo):/.test(k) || (await redis.pttl(k)) < 0) lasting.push(k);
+          for (const k of added) {
+            const ttl = await redis.pttl(k);
+            const strangerNamed = named.some((v) => k.includes(v));
+            if (ttl < 0 || (strangerNamed && ttl > NULL_MARKER_MAX_MS)) lasting.push(`${k} (ttl ${ttl} ms)`);
+          }
           expect(lasting, label).toEqual([]);
         }
       });

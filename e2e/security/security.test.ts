@@ -9,10 +9,15 @@ import path from 'node:path';
 import { encode } from 'next-auth/jwt';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeDb } from '@/lib/db/client';
-import { closeRedis } from '@/lib/redis/client';
+import { closeRedis, redis } from '@/lib/redis/client';
 import { env } from '@/lib/env';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
-import { callRoute, loginNewUser } from '@/lib/test/helpers';
+import { callRoute, loginNewUser, randomPhone } from '@/lib/test/helpers';
+import { keys } from '@/lib/redis/keys';
+import { POST as sendCodeRoute } from '@/app/api/user/code/route';
+import { POST as loginRoute } from '@/app/api/user/login/route';
+import { NextRequest } from 'next/server';
+import { proxy } from '@/proxy';
 import { POST as logoutRoute } from '@/app/api/user/logout/route';
 import { GET as meRoute } from '@/app/api/user/me/route';
 
@@ -57,6 +62,50 @@ describe('CSRF: cookie-authenticated state changes', () => {
     expect(madeUp.status).toBe(401);
     const garbage = await callRoute(meRoute, { headers: { cookie: `${SESSION_COOKIE}=eyJhbGciOiJub25lIn0.e30.` } });
     expect(garbage.status).toBe(401);
+  });
+});
+
+describe('cross-site simple posts to the login endpoints', () => {
+  // A foreign page can send these content types without a CORS preflight.
+  it.each(['text/plain;charset=application/json', 'text/plain; application/json', 'application/x-www-form-urlencoded; x=application/json'])('%s → 415, no code sent', async (type) => {
+    const phone = randomPhone();
+    const code = await callRoute(sendCodeRoute, { rawBody: JSON.stringify({ phone }), headers: { 'content-type': type } });
+    expect(code.status).toBe(415);
+    expect(await redis.get(keys.devSms(phone))).toBeNull();
+    const login = await callRoute(loginRoute, { rawBody: JSON.stringify({ phone, code: '123456' }), headers: { 'content-type': type } });
+    expect(login.status).toBe(415);
+  });
+
+  it('application/json with a UTF-8 charset is still JSON', async () => {
+    const r = await callRoute(loginRoute, { rawBody: JSON.stringify({ phone: '1', code: '1' }), headers: { 'content-type': 'Application/JSON; charset="UTF-8"' } });
+    expect(r.status).toBe(400); // parsed, then refused by validation
+  });
+});
+
+describe('security headers', () => {
+  const common = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'strict-origin-when-cross-origin', 'x-frame-options': 'DENY' };
+
+  it('pages: a fresh CSP nonce per request handed to Next, frame-ancestors none, HSTS only over HTTPS', async () => {
+    const a = proxy(new NextRequest('http://localhost:3000/shops/1'));
+    const b = proxy(new NextRequest('https://hmdp.example/login'));
+    const csp = a.headers.get('content-security-policy')!;
+    expect(csp).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]{24}' 'strict-dynamic'/);
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("object-src 'none'");
+    expect(csp).not.toContain('unsafe-eval'); // only the development server gets eval, for React's tooling
+    expect(b.headers.get('content-security-policy')).not.toBe(csp);
+    expect(a.headers.get('x-middleware-request-content-security-policy')).toBe(csp); // Next reads the nonce from here
+    for (const [k, v] of Object.entries(common)) expect(a.headers.get(k), k).toBe(v);
+    expect(a.headers.get('strict-transport-security')).toBeNull();
+    expect(b.headers.get('strict-transport-security')).toMatch(/max-age=31536000/);
+  });
+
+  it('API answers, success and failure alike', async () => {
+    const { token } = await loginNewUser();
+    for (const r of [await callRoute(meRoute, { token }), await callRoute(meRoute), await callRoute(loginRoute, { rawBody: '{', headers: { 'content-type': 'application/json' } })]) {
+      expect(r.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      for (const [k, v] of Object.entries(common)) expect(r.headers.get(k), k).toBe(v);
+    }
   });
 });
 

@@ -65,7 +65,7 @@ export class JourneyData {
     return findOrderView(this.db, id);
   }
 
-  /** DESIGN §5 numbers for the voucher once the worker has drained it. */
+  /** Flash-sale invariant numbers for the voucher once the worker has drained it. */
   invariants(voucherId: string): Promise<InvariantReport> {
     return checkInvariants(this.db, this.redis, voucherId, { drained: true });
   }

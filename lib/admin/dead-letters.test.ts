@@ -10,6 +10,7 @@ import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { GET as liveRoute } from '@/app/api/admin/vouchers/[id]/stock/route';
 import { GET as listRoute } from '@/app/api/admin/dead-letters/route';
@@ -50,7 +51,7 @@ async function deadLetteredGrab(user: TestUser, i: number): Promise<{ voucherId:
   const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { stock: 3 }) });
   const voucherId = r.json.data.id as string;
   await setDbStock(voucherId, 0);
-  const g = await callRoute(grabRoute, { method: 'POST', token: user.token, params: { voucherId }, headers: { 'x-forwarded-for': `10.${ipBase}.5.${i}` } });
+  const g = await callRoute(grabRoute, { method: 'POST', token: user.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.${ipBase}.5.${i}` } });
   expect(g.status).toBe(200);
   const dead = await waitFor('dead letter', async () => {
     const l = await callRoute(listRoute, { token: f.merchantA.token, query: { voucherId } });

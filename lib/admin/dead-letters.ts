@@ -16,6 +16,7 @@ import {
 } from '@/lib/admin/dead-letter.repository';
 import { orderMessageSchema, type OrderMessage } from '@/lib/order/message';
 import { publishOrder } from '@/lib/order/publish';
+import { orderIsPersisted } from '@/lib/order/tombstone.repository';
 
 export const listDeadLettersQuery = z
   .object({
@@ -111,6 +112,10 @@ export async function discardDeadLetter(db: DB, actor: Actor, id: string): Promi
     if (!row) throw notFound('死信');
     assertDeadLetterAccess(actor, row);
     if (row.status !== 'dead') return { id, status: row.status, changed: false };
+    // A copy that was still in flight may have written the order: then there is nothing to discard.
+    if (row.order_id !== null && (await orderIsPersisted(trx, String(row.order_id)))) {
+      throw new AppError('CONFLICT', '该订单已经成功入库，无需丢弃');
+    }
     await setDeadLetterStatus(trx, id, 'discarded');
     await recordAudit(trx, { actorId: actor.id, action: 'dead-letter.discard', targetType: 'dead-letter', targetId: id, before: { status: 'dead', reason: row.reason }, after: { status: 'discarded' } });
     return { id, status: 'discarded', changed: true };

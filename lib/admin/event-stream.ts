@@ -2,12 +2,17 @@
  * A server-sent events stream that calls `tick` every interval and sends its result as one
  * `event: <name>` message. It stops on client abort (the request's signal) and after `maxMs`,
  * after which the browser's EventSource reconnects on its own — so a long-open page re-checks
- * the session regularly instead of streaming forever on one authorization.
+ * the session regularly instead of streaming forever on one authorization; `stillAllowed` re-checks
+ * on every tick, so a logout ends the stream within a second.
  */
 export interface EventStreamOptions {
   event: string;
   intervalMs?: number;
   maxMs?: number;
+  /** Checked before every tick (e.g. the session still exists); false ends the stream with `event: end`. */
+  stillAllowed?: () => Promise<boolean>;
+  /** Runs once when the stream ends, however it ends. */
+  onClose?: () => void;
 }
 
 export function eventStream(tick: () => Promise<unknown>, signal: AbortSignal, opts: EventStreamOptions): ReadableStream<Uint8Array> {
@@ -16,6 +21,7 @@ export function eventStream(tick: () => Promise<unknown>, signal: AbortSignal, o
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const stop = () => {
+    if (!closed) opts.onClose?.();
     closed = true;
     clearTimeout(timer);
   };
@@ -36,6 +42,10 @@ export function eventStream(tick: () => Promise<unknown>, signal: AbortSignal, o
       const started = Date.now();
       controller.enqueue(enc.encode('retry: 2000\n\n'));
       const loop = async () => {
+        if (opts.stillAllowed && !(await opts.stillAllowed().catch(() => true))) {
+          if (!closed) controller.enqueue(enc.encode(`event: end\ndata: ${JSON.stringify({ reason: 'session-ended' })}\n\n`));
+          return close();
+        }
         let message: string;
         try {
           message = `event: ${event}\ndata: ${JSON.stringify(await tick())}\n\n`;

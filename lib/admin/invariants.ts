@@ -1,5 +1,5 @@
 /**
- * The DESIGN §5 invariants of one flash-sale voucher, as one pure function the live stock page
+ * The flash-sale invariants (README: Flash sale) of one flash-sale voucher, as one pure function the live stock page
  * and the tests share:
  *
  *   Redis stock + |buyers| = initial        (one Redis read: always exact)

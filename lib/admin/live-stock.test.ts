@@ -9,6 +9,7 @@ import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { keys } from '@/lib/redis/keys';
 import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { GET as liveRoute } from '@/app/api/admin/vouchers/[id]/stock/route';
 import { GET as streamRoute } from '@/app/api/admin/vouchers/[id]/stock/stream/route';
@@ -39,7 +40,7 @@ async function create(stock: number): Promise<string> {
 }
 const live = async (id: string) => (await callRoute(liveRoute, { token: f.merchantA.token, params: { id } })).json.data;
 const grab = (u: TestUser, voucherId: string, i: number) =>
-  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { 'x-forwarded-for': `10.${ipBase}.7.${i}` } });
+  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.${ipBase}.7.${i}` } });
 
 describe('live stock', () => {
   it('idle → consistent; grabs with no worker → draining; worker drains → consistent', async () => {

@@ -1,8 +1,9 @@
 /**
- * The live stock numbers of one flash sale (DESIGN §5) and their consistency verdict, as the
+ * The live stock numbers of one flash sale (README: Flash sale) and their consistency verdict, as the
  * console's live page and GET /api/admin/vouchers/{id}/stock show them. MySQL is read before
  * Redis on purpose: see lib/admin/invariants.ts for why that order makes the verdict sound.
  */
+import { redisMemory, saleMemoryBytes } from '@/lib/admin/redis-memory';
 import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
@@ -42,6 +43,9 @@ export interface LiveStock {
     /** Ready messages in the shared orders queue; null when RabbitMQ did not answer. */
     queueDepth: number | null;
     deadLetters: number;
+    /** Bytes this sale's Redis keys take, and the whole Redis (null when Redis did not answer). */
+    saleMemoryBytes: number | null;
+    redisUsedBytes: number | null;
   };
   consistency: Consistency;
   at: string;
@@ -71,6 +75,7 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
   } catch {
     redisDown = true;
   }
+  const memory = redisDown ? null : await Promise.all([saleMemoryBytes(redis, id), redisMemory(redis)]).then(([sale, all]) => ({ sale, used: all.usedBytes })).catch(() => null);
   const db_ = { initial: dbStock.initial, remaining: dbStock.remaining, orders: dbStock.orders, returnsOwed: dbStock.returnsOwed };
   const window = {
     db: [row.begin_time.getTime(), row.end_time.getTime()] as [number, number],
@@ -99,6 +104,8 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
       returned: lifecycle.returned,
       queueDepth: depth,
       deadLetters,
+      saleMemoryBytes: memory?.sale ?? null,
+      redisUsedBytes: memory?.used ?? null,
     },
     consistency,
     at: new Date().toISOString(),

@@ -1,13 +1,14 @@
 /**
  * Preheat / repair, add-stock and lowering the stock while a real grab storm runs against the real
  * grab route and a real worker: afterwards nothing is oversold, nobody holds two orders and every
- * DESIGN §5 invariant holds once the queue drains.
+ * flash-sale invariant (README: Flash sale) holds once the queue drains.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { PATCH as patchRoute } from '@/app/api/admin/vouchers/[id]/route';
 import { POST as preheatRoute } from '@/app/api/admin/vouchers/[id]/preheat/route';
@@ -56,7 +57,7 @@ describe('admin actions during a grab storm', () => {
     for (let w = 0; w < WAVES; w++) {
       const wave = users.slice(w * perWave, (w + 1) * perWave).flatMap((u, j) => {
         const i = w * perWave + j;
-        const headers = { 'x-forwarded-for': `10.${ipBase}.${i >> 8}.${i & 255}` };
+        const headers = { [PEER_HEADER]: `10.${ipBase}.${i >> 8}.${i & 255}` };
         return [0, 1].map(() => callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId: id }, headers }));
       });
       // Mid-storm, each racing a wave of grabs and the preheats: add 20, then take 10 unsold away.

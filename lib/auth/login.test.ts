@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { callRoute, loginNewUser, randomPhone } from '@/lib/test/helpers';
 import { POST as sendCode } from '@/app/api/user/code/route';
 import { POST as loginRoute } from '@/app/api/user/login/route';
@@ -19,7 +20,7 @@ const userCount = async (phone: string) =>
 
 async function freshCode(phone: string, ip = '10.1.1.1'): Promise<string> {
   await resetLimit('smsPhoneCooldown', phone);
-  const r = await callRoute(sendCode, { body: { phone }, headers: { 'x-forwarded-for': ip } });
+  const r = await callRoute(sendCode, { body: { phone }, headers: { [PEER_HEADER]: ip } });
   expect(r.status).toBe(200);
   const code = await redis.get(keys.devSms(phone));
   expect(code).toMatch(/^\d{6}$/);
@@ -117,7 +118,7 @@ describe('rate limits', () => {
   it('a second code within the cooldown → 429 with Retry-After', async () => {
     const phone = randomPhone();
     await freshCode(phone);
-    const r = await callRoute(sendCode, { body: { phone }, headers: { 'x-forwarded-for': '10.2.2.2' } });
+    const r = await callRoute(sendCode, { body: { phone }, headers: { [PEER_HEADER]: '10.2.2.2' } });
     expect(r.status).toBe(429);
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(50);
     expect(r.json.error.code).toBe('RATE_LIMITED');
@@ -127,16 +128,17 @@ describe('rate limits', () => {
     const phone = randomPhone();
     for (let i = 0; i < 10; i++) await freshCode(phone, `10.3.0.${i}`);
     await resetLimit('smsPhoneCooldown', phone);
-    const r = await callRoute(sendCode, { body: { phone }, headers: { 'x-forwarded-for': '10.3.1.1' } });
+    const r = await callRoute(sendCode, { body: { phone }, headers: { [PEER_HEADER]: '10.3.1.1' } });
     expect(r.status).toBe(429);
     expect(r.json.error.message).toContain('上限');
   });
 
+  // The address as the project's server writes it from the socket (lib/http/client-ip.ts).
   it('one IP asking for many phones hits the per-IP cap', async () => {
     const ip = `10.4.${Date.now() % 250}.9`;
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) {
-      statuses.push((await callRoute(sendCode, { body: { phone: randomPhone() }, headers: { 'x-forwarded-for': ip } })).status);
+      statuses.push((await callRoute(sendCode, { body: { phone: randomPhone() }, headers: { [PEER_HEADER]: ip } })).status);
     }
     expect(statuses.slice(0, 30).every((s) => s === 200)).toBe(true);
     expect(statuses[30]).toBe(429);

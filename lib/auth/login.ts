@@ -8,7 +8,9 @@ import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import type { User } from '@/lib/db/schema';
 import { AppError } from '@/lib/errors';
-import { consume, refund, resetLimit } from '@/lib/rate-limit';
+import { consume, refund } from '@/lib/rate-limit';
+import { afterPasswordFailure, afterPasswordSuccess, beforePasswordCheck } from '@/lib/auth/password-guard';
+import { PASSWORD_REQUIRED_MESSAGE } from '@/lib/auth/messages';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { smsProvider } from '@/lib/sms/provider';
@@ -49,8 +51,9 @@ export interface LoginResult {
   user: SessionUser;
 }
 
-export async function login(db: Executor, redis: RedisClient, input: LoginInput): Promise<LoginResult> {
-  const user = 'code' in input ? await checkCode(db, redis, input.phone, input.code) : await checkPassword(db, input.phone, input.password);
+/** `ip` is the client address (lib/http/client-ip.ts): password tries are limited per client. */
+export async function login(db: Executor, redis: RedisClient, input: LoginInput, ip: string): Promise<LoginResult> {
+  const user = 'code' in input ? await checkCode(db, redis, input.phone, input.code) : await checkPassword(db, input.phone, input.password, ip);
   const dto = toSessionUser(user);
   return { token: await createSession(redis, dto), user: dto };
 }
@@ -60,15 +63,18 @@ async function checkCode(db: Executor, redis: RedisClient, phone: string, code: 
   if (r === -1) throw new AppError('CODE_EXPIRED', '验证码已失效，请重新获取');
   if (r === -2) throw new AppError('CODE_INVALID', '验证码错误次数过多，请重新获取');
   if (r !== 1) throw new AppError('CODE_INVALID', '验证码错误');
-  return insertUserIfAbsent(db, { phone, nick_name: randomNickName(), password: null });
+  const user = await insertUserIfAbsent(db, { phone, nick_name: randomNickName(), password: null });
+  // A text message is not enough to open a merchant's or the admin's account: password only.
+  if (user.role !== 'user') throw new AppError('PASSWORD_REQUIRED', PASSWORD_REQUIRED_MESSAGE);
+  return user;
 }
 
-async function checkPassword(db: Executor, phone: string, password: string): Promise<User> {
-  await consume('passwordLoginPhone', phone);
+async function checkPassword(db: Executor, phone: string, password: string, ip: string): Promise<User> {
+  await beforePasswordCheck(phone, ip);
   const user = await findUserByPhone(db, phone);
   const ok = await verifyPassword(password, user?.password ?? null);
-  if (!user || !ok) throw new AppError('UNAUTHORIZED', '手机号或密码错误');
-  await resetLimit('passwordLoginPhone', phone);
+  if (!user || !ok) return afterPasswordFailure(db, phone, ip, user);
+  await afterPasswordSuccess(phone, ip);
   return user;
 }
 

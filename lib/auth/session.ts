@@ -1,5 +1,5 @@
 /**
- * Redis sessions (DESIGN §4, §6): `login:session:{token}` holds the user DTO for 30 minutes and
+ * Redis sessions: `login:session:{token}` holds the user DTO for 30 minutes and
  * every authenticated request slides the TTL. The token is the only thing a client ever holds,
  * as a Bearer header (API clients) or inside the next-auth JWT cookie (browsers).
  */
@@ -25,14 +25,28 @@ export function isWellFormedToken(token: string): boolean {
 export async function createSession(redis: RedisClient, user: SessionUser): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const ttl = env.SESSION_TTL_SECONDS;
-  await redis
-    .multi()
-    .hset(keys.session(token), { id: user.id, nickName: user.nickName, icon: user.icon, role: user.role })
-    .expire(keys.session(token), ttl)
-    .sadd(keys.userSessions(user.id), token)
-    .expire(keys.userSessions(user.id), 7 * 24 * 3600)
-    .exec();
+  // The session and the user's index live in different Cluster slots: one MULTI each.
+  await Promise.all([
+    redis.multi().hset(keys.session(token), { id: user.id, nickName: user.nickName, icon: user.icon, role: user.role }).expire(keys.session(token), ttl).exec(),
+    redis.multi().sadd(keys.userSessions(user.id), token).expire(keys.userSessions(user.id), INDEX_TTL_SECONDS).exec(),
+  ]);
+  await pruneSessionIndex(redis, user.id).catch(() => 0); // bookkeeping: a failure only leaves dead tokens for next time
   return token;
+}
+
+/** The per-user token index outlives any session by this much (a week without a login drops it). */
+const INDEX_TTL_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Drops tokens whose session expired from the user's index, so it does not grow with every login.
+ * Runs at login (rare, off every hot path); one EXISTS per token, each its own slot.
+ */
+export async function pruneSessionIndex(redis: RedisClient, userId: string): Promise<number> {
+  const tokens = await redis.smembers(keys.userSessions(userId));
+  const alive = await Promise.all(tokens.map((t) => redis.exists(keys.session(t))));
+  const dead = tokens.filter((_, i) => alive[i] === 0);
+  if (dead.length > 0) await redis.srem(keys.userSessions(userId), ...dead);
+  return dead.length;
 }
 
 /** Reads a session and slides its TTL in one round trip; null when missing, expired or revoked. */
@@ -49,15 +63,14 @@ export async function touchSession(redis: RedisClient, token: string): Promise<S
 export async function revokeSession(redis: RedisClient, token: string): Promise<void> {
   if (!isWellFormedToken(token)) return;
   const id = await redis.hget(keys.session(token), 'id');
-  const m = redis.multi().del(keys.session(token));
-  if (id) m.srem(keys.userSessions(id), token);
-  await m.exec();
+  await redis.del(keys.session(token));
+  if (id) await redis.srem(keys.userSessions(id), token);
 }
 
-/** Revokes every session of a user (role change, "log out everywhere"). */
+/** Revokes every session of a user (role change, "log out everywhere"). One key per command: Cluster-safe. */
 export async function revokeUserSessions(redis: RedisClient, userId: string): Promise<number> {
   const tokens = await redis.smembers(keys.userSessions(userId));
-  if (tokens.length === 0) return 0;
-  await redis.del(...tokens.map((t) => keys.session(t)), keys.userSessions(userId));
+  await Promise.all(tokens.map((t) => redis.del(keys.session(t))));
+  await redis.del(keys.userSessions(userId));
   return tokens.length;
 }

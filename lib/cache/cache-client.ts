@@ -17,7 +17,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { invalidateFenced, setIfFenceNewer, tryWithLock, withLock } from '@/lib/lock';
+import { boundFenceCounter, invalidateFenced, setIfFenceNewer, tryWithLock, withLock } from '@/lib/lock';
 import { decodeEntry, encodeEntry, isStale, jitteredMs, NULL_MARKER } from '@/lib/cache/entry';
 import { Semaphore } from '@/lib/cache/semaphore';
 
@@ -218,7 +218,10 @@ export class CacheClient {
         ttlMs = jitteredMs(spec.ttlSeconds, this.jitter);
       }
     }
-    const written = await this.cmd(() => setIfFenceNewer(this.redis, spec.key, payload, fence, ttlMs));
+    // The marker is what a stranger creates by asking for any id: its fence bookkeeping expires with it.
+    const isMarker = value === null;
+    const written = await this.cmd(() => setIfFenceNewer(this.redis, spec.key, payload, fence, ttlMs, isMarker ? ttlMs : undefined));
+    if (isMarker) await this.cmd(() => boundFenceCounter(this.redis, this.lockName(spec), ttlMs));
     if (!written) log.debug({ key: spec.key, fence }, 'CACHE: late rebuild not stored (a newer fence wrote or invalidated)');
   }
 

@@ -5,10 +5,7 @@ export const MAX_BODY_BYTES = 64 * 1024;
 
 /** Reads and validates a JSON body: size-capped, content-type checked, zod-parsed. */
 export async function parseJson<S extends z.ZodType>(req: Request, schema: S): Promise<z.infer<S>> {
-  const type = req.headers.get('content-type') ?? '';
-  if (!type.toLowerCase().includes('application/json')) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', '请求体必须是 application/json');
-  }
+  requireJsonMediaType(req);
   const declared = Number(req.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '请求体过大');
   const text = await readCapped(req, MAX_BODY_BYTES);
@@ -30,9 +27,7 @@ export async function parseOptionalJson<S extends z.ZodType>(req: Request, schem
   if (declared > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '请求体过大');
   const text = await readCapped(req, MAX_BODY_BYTES);
   if (text.trim() === '') return schema.parse(undefined);
-  if (!(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', '请求体必须是 application/json');
-  }
+  requireJsonMediaType(req);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -40,6 +35,26 @@ export async function parseOptionalJson<S extends z.ZodType>(req: Request, schem
     throw new AppError('BAD_REQUEST', '请求体不是合法的 JSON');
   }
   return schema.parse(raw);
+}
+
+/**
+ * The body must be declared `application/json` (optionally `; charset=utf-8`), parsed as a media
+ * type: the essence before `;` decides, so `text/plain;charset=application/json` — a "simple"
+ * type a foreign page may post without a CORS preflight — is refused.
+ */
+export function isJsonMediaType(header: string | null): boolean {
+  if (!header) return false;
+  const [essence, ...params] = header.split(';');
+  if (essence!.trim().toLowerCase() !== 'application/json') return false;
+  return params.every((p) => {
+    const [name, value = ''] = p.split('=');
+    const n = name!.trim().toLowerCase();
+    return n !== 'charset' || /^"?utf-8"?$/i.test(value.trim());
+  });
+}
+
+function requireJsonMediaType(req: Request): void {
+  if (!isJsonMediaType(req.headers.get('content-type'))) throw new AppError('UNSUPPORTED_MEDIA_TYPE', '请求体必须是 application/json');
 }
 
 /** The raw body text, refusing more than `limit` bytes (413): for bodies that must be verified byte for byte, like a signed notify. */

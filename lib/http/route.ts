@@ -11,6 +11,8 @@ import { resolveCaller, type Caller } from '@/lib/auth/resolve';
 import type { SessionUser } from '@/lib/auth/session';
 import { errorResponse, json } from '@/lib/http/respond';
 import { clientIp } from '@/lib/http/client-ip';
+import { slideSessionOf } from '@/lib/auth/slide';
+import { isHttps, withApiSecurityHeaders } from '@/lib/http/security-headers';
 
 export type AuthLevel = 'none' | 'optional' | 'user' | 'merchant' | 'admin';
 
@@ -32,13 +34,14 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     const started = Date.now();
     try {
       const caller = opts.auth === 'none' ? null : await resolveCaller(req.headers);
+      if (opts.auth === 'none') slideSessionOf(req.headers); // a logged-in visitor reading public pages stays logged in
       authorize(opts.auth, caller);
       if (caller?.via === 'cookie') checkSameOrigin(req);
       const params = ((await ctx?.params) ?? {}) as P;
       const out = await handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
-      return out instanceof Response ? out : json(out);
+      return withApiSecurityHeaders(out instanceof Response ? out : json(out), isHttps(req.url, req.headers));
     } catch (err) {
-      return errorResponse(err, { method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started });
+      return withApiSecurityHeaders(errorResponse(err, { method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started }), isHttps(req.url, req.headers));
     }
   };
 }

@@ -10,9 +10,13 @@ import { runScript } from '@/lib/redis/scripts';
 /** Fence records outlive the values they guard (a stale holder may wake up long after). */
 const FENCE_RECORD_MIN_TTL_MS = 24 * 60 * 60 * 1000;
 
-/** Sets `key` to `value` unless a newer fence already wrote or invalidated it; true when written. */
-export async function setIfFenceNewer(client: RedisClient, key: string, value: string, fence: number, ttlMs = 0): Promise<boolean> {
-  const recordTtl = Math.max(ttlMs, FENCE_RECORD_MIN_TTL_MS);
+/**
+ * Sets `key` to `value` unless a newer fence already wrote or invalidated it; true when written.
+ * `recordTtlMs` shortens the fence record's life for values anyone can cause (a "not in the DB"
+ * marker for a random id): such a record lives as long as the value, never a day.
+ */
+export async function setIfFenceNewer(client: RedisClient, key: string, value: string, fence: number, ttlMs = 0, recordTtlMs?: number): Promise<boolean> {
+  const recordTtl = recordTtlMs ?? Math.max(ttlMs, FENCE_RECORD_MIN_TTL_MS);
   const r = await runScript<number>(client, 'lock-fenced-set', [key, keys.fenceRecord(key)], [value, fence, ttlMs, recordTtl]);
   return r === 1;
 }
@@ -25,4 +29,13 @@ export async function setIfFenceNewer(client: RedisClient, key: string, value: s
 export async function invalidateFenced(client: RedisClient, lockName: string, key: string): Promise<void> {
   const fence = await client.incr(keys.lockFence(lockName));
   await runScript(client, 'lock-fenced-del', [key, keys.fenceRecord(key)], [fence, FENCE_RECORD_MIN_TTL_MS]);
+}
+
+/**
+ * Shortens a lock's fence counter to at most `ttlMs` (never lengthens it). For locks whose name a
+ * stranger chooses (the rebuild lock of a random id): their counter must not outlive what they
+ * guarded. Safe because a counter created later starts at Redis' clock in ms, above any old token.
+ */
+export async function boundFenceCounter(client: RedisClient, lockName: string, ttlMs: number): Promise<void> {
+  await client.pexpire(keys.lockFence(lockName), ttlMs, 'LT');
 }

@@ -38,7 +38,7 @@ import { singleNodeBackend, type SingleNodeBackend } from '@/lib/lock/single';
 import { redis } from '@/lib/redis/client';
 
 export { LockTimeoutError, LockLostError } from '@/lib/lock/core';
-export { setIfFenceNewer, invalidateFenced } from '@/lib/lock/fence';
+export { setIfFenceNewer, invalidateFenced, boundFenceCounter } from '@/lib/lock/fence';
 
 export interface LockOptions extends BaseLockOptions {
   /** 'single' (default): the main Redis. 'multi': a majority of REDIS_URL + REDLOCK_NODES. */

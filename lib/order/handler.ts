@@ -14,8 +14,10 @@ import { log } from '@/lib/log';
 import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
 import type { WorkerMetrics } from '@/lib/order/metrics';
 import { insertDeadLetterOnce } from '@/lib/order/order.repository';
-import { isTransientDbError, persistOrders } from '@/lib/order/persist';
+import { isTransientDbError, persistOrders, type PersistResult } from '@/lib/order/persist';
 import { keys } from '@/lib/redis/keys';
+import { holdPendingEntry } from '@/lib/order/retry-hold';
+import { OFF_SALE_REASON } from '@/lib/order/off-sale';
 
 export interface Delivery {
   body: Buffer;
@@ -33,6 +35,8 @@ export interface HandlerDeps {
   maxAttempts: number;
   /** Publish a copy to the retry queue for this attempt count (resolves on broker confirm). */
   retry(d: Delivery, attempts: number, reason: string): Promise<void>;
+  /** How long the retry queue holds a message after this many failed attempts. */
+  retryDelayMs?(attempts: number): number;
   /** Publish a copy to the dead-letter queue (resolves on broker confirm). */
   deadCopy(d: Delivery, attempts: number, reason: string): Promise<void>;
   isStopping(): boolean;
@@ -64,7 +68,7 @@ export function createBatchHandler(deps: HandlerDeps) {
     }
   }
 
-  async function deadLetter(d: Delivery, msg: OrderMessage | null, reason: string, attempts: number, kind: 'poison' | 'exhausted') {
+  async function deadLetter(d: Delivery, msg: OrderMessage | null, reason: string, attempts: number, kind: 'poison' | 'exhausted' | 'off-sale') {
     // A poison message's order id is never trusted: filed under it, it could stop the sweeper
     // from republishing a real pending order of that id. Its payload keeps everything.
     const ids = msg ?? { orderId: undefined, ...bestEffortIds(d.body) };
@@ -93,6 +97,8 @@ export function createBatchHandler(deps: HandlerDeps) {
     const attempts = d.attempts + 1;
     if (attempts >= deps.maxAttempts) return deadLetter(d, msg, reason, attempts, 'exhausted');
     try {
+      // Tell the sweeper this order is in retry, so it does not republish copies meanwhile.
+      if (deps.retryDelayMs) await holdPendingEntry(redis, msg, deps.retryDelayMs(attempts));
       await deps.retry(d, attempts, reason);
       metrics.retried.inc();
       d.ack();
@@ -119,8 +125,9 @@ export function createBatchHandler(deps: HandlerDeps) {
   async function settle(items: { d: Delivery; msg: OrderMessage }[]): Promise<void> {
     if (items.length === 0) return;
     const stopTimer = metrics.batchSeconds.startTimer();
+    let r: PersistResult;
     try {
-      const r = await untilDbAnswers('persist orders', () => persistOrders(db, items.map((i) => i.msg)));
+      r = await untilDbAnswers('persist orders', () => persistOrders(db, items.map((i) => i.msg)));
       stopTimer();
       metrics.persisted.inc(r.inserted);
       metrics.duplicates.inc(r.duplicates);
@@ -134,9 +141,13 @@ export function createBatchHandler(deps: HandlerDeps) {
       const it = items[0]!;
       return retryOrDeadLetter(it.d, it.msg, err instanceof Error ? err.message : String(err));
     }
-    for (const it of items) it.d.ack();
-    await clearOutbox(items.map((i) => i.msg));
-    await deps.onPersisted?.(items.map((i) => i.msg));
+    const offSale = new Set(r.offSale.map((m) => m.orderId));
+    for (const it of items) if (offSale.has(it.msg.orderId)) await deadLetter(it.d, it.msg, OFF_SALE_REASON, it.d.attempts + 1, 'off-sale');
+    for (const it of items) if (!offSale.has(it.msg.orderId)) it.d.ack();
+    // A discarded or off-sale order's outbox entry stays for the sweeper, which gives its unit back once discarded.
+    const persisted = items.map((i) => i.msg).filter((m) => !r.discarded.has(m.orderId) && !offSale.has(m.orderId));
+    await clearOutbox(persisted);
+    await deps.onPersisted?.(persisted);
   }
 
   return async function handleBatch(batch: Delivery[]): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Writes a batch of accepted orders in one MySQL transaction (DESIGN §5 step 4). Idempotent:
+ * Writes a batch of accepted orders in one MySQL transaction (README: the order worker). Idempotent:
  * INSERT IGNORE skips orders already written (redeliveries, sweeper republishes, a message twice
  * in one batch), and each voucher's DB stock drops by the number of rows really inserted, under a
  * `stock >= n` guard — so a duplicate creates nothing and takes nothing.
@@ -8,6 +8,9 @@ import type { DB } from '@/lib/db/client';
 import type { OrderMessage } from '@/lib/order/message';
 import { insertOrdersIgnoringDuplicates } from '@/lib/order/order.repository';
 import { takeStock } from '@/lib/seckill/seckill.repository';
+import { discardedOrderIds } from '@/lib/order/tombstone.repository';
+import { saleWindows } from '@/lib/order/sale-window.repository';
+import { grabbedInWindow } from '@/lib/order/off-sale';
 
 /** The DB has fewer units left than the new orders need: Redis and MySQL disagree about this voucher. */
 export class StockGuardError extends Error {
@@ -22,6 +25,10 @@ export interface PersistResult {
   inserted: number;
   /** Messages whose order was already there. */
   duplicates: number;
+  /** Orders whose dead letter the admin discarded: never written; the sweeper gives their unit back. */
+  discarded: Set<string>;
+  /** Orders grabbed outside the window MySQL holds: not written, for the caller to dead-letter. */
+  offSale: OrderMessage[];
 }
 
 export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][] {
@@ -41,16 +48,29 @@ export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][]
 
 export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<PersistResult> {
   const groups = groupByVoucher(msgs);
+  let discarded = new Set<string>();
+  let offSale: OrderMessage[] = [];
   const inserted = await db.transaction().execute(async (trx) => {
     let total = 0;
-    for (const [voucherId, group] of groups) {
+    discarded = await discardedOrderIds(trx, msgs.map((m) => m.orderId));
+    const windows = await saleWindows(trx, groups.map(([voucherId]) => voucherId));
+    offSale = [];
+    for (const [voucherId, all] of groups) {
+      const w = windows.get(voucherId);
+      const group: OrderMessage[] = [];
+      for (const m of all) {
+        if (discarded.has(m.orderId)) continue;
+        if (grabbedInWindow(m, w)) group.push(m);
+        else offSale.push(m);
+      }
+      if (group.length === 0) continue;
       const n = await insertOrdersIgnoringDuplicates(trx, group);
       if (n > 0 && !(await takeStock(trx, voucherId, n))) throw new StockGuardError(voucherId, n);
       total += n;
     }
     return total;
   });
-  return { inserted, duplicates: msgs.length - inserted };
+  return { inserted, duplicates: msgs.length - inserted - discarded.size - offSale.length, discarded, offSale };
 }
 
 const TRANSIENT_CODES = new Set([

@@ -1,5 +1,5 @@
 /**
- * Orders as their owner sees them (DESIGN §5 step 5). An accepted grab is `pending` while it sits
+ * Orders as their owner sees them (README: Flash sale). An accepted grab is `pending` while it sits
  * in the Redis outbox, `created` once the worker has written it, `failed` if it was dead-lettered.
  * Someone else's order reads as not found.
  */

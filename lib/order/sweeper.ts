@@ -1,5 +1,5 @@
 /**
- * The outbox sweeper (DESIGN §5 step 4): a crash between the grab script and the publish, or a
+ * The outbox sweeper: a crash between the grab script and the publish, or a
  * broker outage, leaves an accepted order only in `seckill:{vid}:pending`. Entries older than
  * OUTBOX_STALE_MS that are not in MySQL are published again (the worker dedups by order id);
  * entries already in MySQL are removed. Each entry backs off (stale × 2^republishes, capped) so a
@@ -17,6 +17,7 @@ import type { OrderMessage } from '@/lib/order/message';
 import { deadLetterStatuses, existingOrderIds } from '@/lib/order/order.repository';
 import type { WorkerMetrics } from '@/lib/order/metrics';
 import { keys } from '@/lib/redis/keys';
+import { expireEndedSale } from '@/lib/seckill/sale-expiry';
 import { parsePendingEntry, redisNowMs, releaseOrder, touchPendingEntry, type PendingEntry } from '@/lib/seckill/outbox';
 
 export interface SweepDeps {
@@ -40,7 +41,7 @@ export interface SweepStats {
 /** Most entries one voucher's sweep handles; the rest wait for the next round. */
 const MAX_DUE_PER_SWEEP = 5000;
 const PUBLISH_CHUNK = 200;
-/** A sale this long over with an empty outbox leaves the active set. */
+/** A sale this long over with an empty outbox leaves the active set and its keys start to expire. */
 const RETIRE_AFTER_END_MS = 60_000;
 
 export async function sweepOutbox(deps: SweepDeps): Promise<SweepStats> {
@@ -107,6 +108,7 @@ async function retireIfDone(redis: RedisClient, vid: string, now: number): Promi
   const [end, pending] = await Promise.all([redis.hget(keys.seckillMeta(vid), 'end'), redis.hlen(keys.seckillPending(vid))]);
   // No grab can be accepted after the end, so an empty outbox then stays empty.
   if (pending === 0 && (end === null || Number(end) + RETIRE_AFTER_END_MS < now)) {
+    await expireEndedSale(redis, vid);
     await redis.srem(keys.seckillActive(), vid);
   }
 }

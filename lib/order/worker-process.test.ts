@@ -10,6 +10,7 @@ import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
@@ -60,7 +61,7 @@ async function queueGrabs(n: number): Promise<{ voucherId: string; orderIds: str
   const block = randomInt(0, 250);
   const results = await Promise.all(
     users.map((u, i) =>
-      callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { 'x-forwarded-for': `10.${block}.${i >> 8}.${i & 255}` } }),
+      callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.${block}.${i >> 8}.${i & 255}` } }),
     ),
   );
   expect(results.every((r) => r.status === 200)).toBe(true);

@@ -20,6 +20,7 @@ import { runScript } from '@/lib/redis/scripts';
 import { closeMq, connectMq, getPublishChannel } from '@/lib/mq/connection';
 import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
 import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as orderRoute } from '@/app/api/orders/[id]/route';
 import { nextOrderId } from '@/lib/id';
@@ -57,7 +58,7 @@ afterAll(async () => {
 const total = async (c: Counter<string>) => (await c.get()).values.reduce((a, v) => a + v.value, 0);
 
 const grab = (u: TestUser, voucherId: string) =>
-  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { 'x-forwarded-for': `10.9.${randomInt(0, 255)}.${randomInt(1, 255)}` } });
+  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.9.${randomInt(0, 255)}.${randomInt(1, 255)}` } });
 
 const orderState = async (u: TestUser, id: string) => (await callRoute(orderRoute, { token: u.token, params: { id } })).json?.data?.state;
 

@@ -1,5 +1,5 @@
 /**
- * The order worker (DESIGN §5 step 4): consumes the orders queue with manual acks, persists in
+ * The order worker (README: Flash sale): consumes the orders queue with manual acks, persists in
  * batches, sweeps the outbox, reconnects to a broker that went away, and stops cleanly.
  * `workers/order-worker.ts` runs it as a process; tests run it in-process with their own options.
  */
@@ -95,6 +95,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     maxAttempts: o.maxAttempts,
     isStopping: () => stopping,
     onPersisted: (msgs) => scheduleOrderTimeoutsSafely(msgs, () => liveConfirm()),
+    retryDelayMs: (attempts) => retryDelayFor(attempts, o.retryBaseMs),
     retry: (d, attempts, reason) =>
       publishConfirmed(liveConfirm(d as AmqpDelivery), '', names.retryQueue(retryDelayFor(attempts, o.retryBaseMs)), d.body, {
         persistent: true,

@@ -1,6 +1,6 @@
 /**
  * Every Redis key the product writes, in one place. The `{...}` hash tag keeps the keys one
- * script touches in one Redis Cluster slot (DESIGN §4).
+ * script touches in one Redis Cluster slot.
  */
 export const keys = {
   loginCode: (phone: string) => `login:code:{${phone}}`,
@@ -39,6 +39,8 @@ export const keys = {
   seckillSweep: (vid: string) => `seckill:{${vid}}:sweep`,
   /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */
   seckillActive: () => 'seckill:active',
+  /** A user's live console streams (stream id → lease expiry), for the per-user cap. */
+  liveStreams: (userId: string) => `stream:live:{${userId}}`,
   orderSeq: (yyyymmdd: string) => `icr:order:{${yyyymmdd}}`,
   rateLimit: (name: string) => `rl:${name}`,
 } as const;

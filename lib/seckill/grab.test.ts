@@ -1,6 +1,6 @@
 /**
  * The grab path end to end in-process: real route handler, real Redis/Lua, real RabbitMQ and an
- * in-process order worker writing real MySQL. Every test ends on the DESIGN §5 invariants.
+ * in-process order worker writing real MySQL. Every test ends on the flash-sale invariants (README: Flash sale).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -15,6 +15,7 @@ import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
@@ -43,7 +44,7 @@ function ipFor(i: number): string {
 }
 
 const grab = (u: TestUser, voucherId: string, ip: string, extra: Parameters<typeof callRoute>[1] = {}) =>
-  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { 'x-forwarded-for': ip }, ...extra });
+  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: ip }, ...extra });
 
 const drained = (voucherId: string, orders: number) =>
   waitFor(`${orders} orders in MySQL and an empty outbox`, async () => {

@@ -1,5 +1,5 @@
 /**
- * The grab path (DESIGN §5): rate limits → order id → one Lua script decides and records the
+ * The grab path (README: Flash sale): rate limits → order id → one Lua script decides and records the
  * order in the voucher's outbox → publish to RabbitMQ → answer "pending". Everything after the
  * script is best effort by design: if the publish fails the order is still safe in the outbox
  * and the worker's sweeper republishes it.

@@ -8,6 +8,7 @@ import { redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
@@ -27,7 +28,7 @@ afterAll(async () => {
 });
 
 const grab = (u: TestUser, voucherId: string, i: number) =>
-  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { 'x-forwarded-for': `10.77.${i >> 8}.${i & 255}` } });
+  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.77.${i >> 8}.${i & 255}` } });
 
 const drained = (voucherId: string) =>
   waitFor('the drain', async () => {

@@ -1,5 +1,5 @@
 /**
- * Preheat / repair (DESIGN §5): rebuilds a voucher's Redis state from MySQL, safe during a live
+ * Preheat / repair (README: Flash sale): rebuilds a voucher's Redis state from MySQL, safe during a live
  * sale. The Lua step only unions buyers in and recomputes the remaining stock from the initial
  * stock in one atomic step, so grabs interleave harmlessly; and it runs while this transaction
  * holds the voucher's stock row lock, so a concurrent add-stock (or admin edit) is either fully
@@ -10,6 +10,7 @@ import type { DB, Executor } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
+import { keepSaleKeys } from '@/lib/seckill/sale-expiry';
 import { runScript } from '@/lib/redis/scripts';
 import { addStockRow, buyerIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
 
@@ -44,8 +45,8 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
     }
     return r ?? applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, []);
   });
-  // The outbox sweeper only looks at vouchers in this set.
-  await redis.sadd(keys.seckillActive(), voucherId);
+  // The outbox sweeper only looks at vouchers in this set; a (re)opened sale's keys are permanent again.
+  await Promise.all([redis.sadd(keys.seckillActive(), voucherId), keepSaleKeys(redis, voucherId)]);
   return result;
 }
 

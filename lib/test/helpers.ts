@@ -50,6 +50,6 @@ export async function loginNewUser(phone = randomPhone()): Promise<{ token: stri
   const { db } = await import('@/lib/db/client');
   await sendLoginCode(redis, phone, `10.${randomInt(0, 255)}.${randomInt(0, 255)}.${randomInt(0, 255)}`);
   const code = await redis.get(keys.devSms(phone));
-  const r = await login(db, redis, { phone, code: code! });
+  const r = await login(db, redis, { phone, code: code! }, '127.0.0.1');
   return { token: r.token, userId: r.user.id, phone };
 }

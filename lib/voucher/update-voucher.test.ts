@@ -8,6 +8,7 @@ import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { PATCH as patchRoute } from '@/app/api/admin/vouchers/[id]/route';
 import { POST as stockRoute, GET as liveRoute } from '@/app/api/admin/vouchers/[id]/stock/route';
@@ -40,7 +41,7 @@ async function create(over: Record<string, unknown> = {}): Promise<string> {
   return r.json.data.id;
 }
 const grab = (u: TestUser, voucherId: string, i: number) =>
-  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { 'x-forwarded-for': `10.${ipBase}.9.${i}` } });
+  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.${ipBase}.9.${i}` } });
 const patch = (id: string, body: unknown, token = f.merchantA.token) => callRoute(patchRoute, { method: 'PATCH', token, params: { id }, body });
 const drained = (id: string) =>
   waitFor('drained', async () => {

@@ -5,7 +5,8 @@
  * - lowering the total stock takes unsold stock out of Redis first (atomically, refused when
  *   fewer remain unsold than asked), then MySQL; a failed MySQL write gives it back;
  * - raising it goes through seckill's addSeckillStock (RedisClient and MySQL together, safe mid-sale);
- * - window changes and take-downs are re-preheated from MySQL after the commit.
+ * - window changes and take-downs are re-preheated from MySQL after the commit, retried until
+ *   Redis agrees (syncRedisUntilAgreed); the worker refuses orders grabbed outside MySQL's window.
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
@@ -19,7 +20,7 @@ import { lockVoucherRow, shiftSeckillStock, updateSeckillWindow, updateVoucherCo
 import type { UpdateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { getVoucher, requireVoucherAccess } from '@/lib/voucher/voucher.service';
 import { auditSnapshot, toVoucherView, voucherState, type VoucherView } from '@/lib/voucher/voucher.view';
-import { afterVoucherWrite, shiftRedisStock, syncRedis, underVoucherLock } from '@/lib/voucher/voucher-sync';
+import { afterVoucherWrite, shiftRedisStock, syncRedisUntilAgreed, underVoucherLock } from '@/lib/voucher/voucher-sync';
 import { addStockAudited } from '@/lib/voucher/voucher-stock';
 
 export interface UpdatedVoucher {
@@ -69,7 +70,7 @@ export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id
       throw e;
     }
     await afterVoucherWrite(db, redis, id);
-    const redisSynced = needsPreheat ? await syncRedis(db, redis, id) : true;
+    const redisSynced = needsPreheat ? await syncRedisUntilAgreed(db, redis, id) : true;
     return { voucher: await getVoucher(db, redis, actor, id), redisSynced };
   });
 }
@@ -105,7 +106,7 @@ export async function takeDownVoucher(db: DB, redis: RedisClient, actor: Actor, 
       return row.type === VoucherType.SECKILL;
     });
     await afterVoucherWrite(db, redis, id);
-    const redisSynced = changed ? await syncRedis(db, redis, id) : true;
+    const redisSynced = changed ? await syncRedisUntilAgreed(db, redis, id) : true;
     return { voucher: await getVoucher(db, redis, actor, id), redisSynced };
   });
 }

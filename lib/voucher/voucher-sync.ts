@@ -38,6 +38,36 @@ export async function syncRedis(db: Executor, redis: RedisClient, voucherId: str
   }
 }
 
+const IN_REQUEST_RETRIES_MS = [100, 300, 900];
+const BACKGROUND_MAX_DELAY_MS = 30_000;
+const retrying = new Set<string>();
+
+/**
+ * For changes that close or move a sale window (take-down, window edit): Redis must agree, or it
+ * keeps selling what MySQL closed. Retries a few times within the request; if Redis still does
+ * not answer, keeps retrying in the background (backoff up to 30 s, one loop per voucher) until it
+ * does. Meanwhile the worker refuses orders grabbed outside MySQL's window, so nothing sold in the
+ * gap becomes an order. Returns whether Redis agreed before the answer went out.
+ */
+export async function syncRedisUntilAgreed(db: Executor, redis: RedisClient, voucherId: string): Promise<boolean> {
+  if (await syncRedis(db, redis, voucherId)) return true;
+  for (const ms of IN_REQUEST_RETRIES_MS) {
+    await new Promise((r) => setTimeout(r, ms));
+    if (await syncRedis(db, redis, voucherId)) return true;
+  }
+  if (!retrying.has(voucherId)) {
+    retrying.add(voucherId);
+    void (async () => {
+      for (let delay = 1000; !(await syncRedisLocked(db, redis, voucherId)); delay = Math.min(delay * 2, BACKGROUND_MAX_DELAY_MS)) {
+        await new Promise((r) => setTimeout(r, delay).unref());
+      }
+      retrying.delete(voucherId);
+      log.info({ voucherId }, 'Redis agrees with MySQL again after an admin change');
+    })();
+  }
+  return false;
+}
+
 /** syncRedis for a caller not already holding the voucher lock; false if Redis is unreachable. */
 export async function syncRedisLocked(db: Executor, redis: RedisClient, voucherId: string): Promise<boolean> {
   return underVoucherLock(voucherId, () => syncRedis(db, redis, voucherId)).catch((err: unknown) => {

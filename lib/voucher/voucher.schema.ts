@@ -1,5 +1,5 @@
 /**
- * What the admin API accepts for vouchers (DESIGN §7): strict objects (unknown keys are refused),
+ * What the admin API accepts for vouchers: strict objects (unknown keys are refused),
  * money in integer fen, times as ISO strings with an offset. Every message names the field so the
  * form can show it inline; the route wrapper turns zod issues into `{ fields }`.
  */

@@ -12,6 +12,7 @@ import { redis } from '@/lib/redis/client';
 import { AppError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { login, loginInput } from '@/lib/auth/login';
+import { clientIp } from '@/lib/http/client-ip';
 import { authSecret, SESSION_COOKIE, SESSION_COOKIE_MAX_AGE, SESSION_COOKIE_SECURE } from '@/lib/auth/cookie';
 
 export const authOptions: NextAuthOptions = {
@@ -34,10 +35,10 @@ export const authOptions: NextAuthOptions = {
     CredentialsProvider({
       name: 'phone',
       credentials: { phone: { type: 'text' }, code: { type: 'text' }, password: { type: 'password' } },
-      async authorize(credentials) {
+      async authorize(credentials, req) {
         const raw = Object.fromEntries(Object.entries(credentials ?? {}).filter(([k, v]) => ['phone', 'code', 'password'].includes(k) && v));
         try {
-          const { token, user } = await login(db, redis, loginInput.parse(raw));
+          const { token, user } = await login(db, redis, loginInput.parse(raw), clientIp(toHeaders(req?.headers)));
           return { id: user.id, name: user.nickName, sessionToken: token };
         } catch (e) {
           if (e instanceof AppError) throw new Error(e.message);
@@ -59,6 +60,13 @@ export const authOptions: NextAuthOptions = {
     },
   },
 };
+
+/** next-auth hands authorize() the request headers as a plain object. */
+function toHeaders(raw: Record<string, unknown> | undefined): Headers {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(raw ?? {})) if (typeof v === 'string') h.set(k, v);
+  return h;
+}
 
 declare module 'next-auth/jwt' {
   interface JWT {

@@ -3,6 +3,8 @@
 import { useEffect, useState } from 'react';
 import { signIn } from 'next-auth/react';
 import { api, ApiError } from '@/lib/web/client-api';
+import { sameOriginPath } from '@/lib/http/safe-redirect';
+import { PASSWORD_REQUIRED_MESSAGE } from '@/lib/auth/messages';
 
 const PHONE_RE = /^1[3-9]\d{9}$/;
 
@@ -51,10 +53,12 @@ export function LoginForm({ next }: { next: string }) {
     setSubmitting(true);
     const res = await signIn('credentials', { redirect: false, phone, ...(mode === 'code' ? { code } : { password }) });
     if (res?.ok && !res.error) {
-      window.location.assign(next);
+      window.location.assign(sameOriginPath(next));
       return;
     }
     setSubmitting(false);
+    // A merchant's or the admin's phone: the code did not log in; their password does.
+    if (res?.error === PASSWORD_REQUIRED_MESSAGE) setMode('password');
     setError(res?.error && res.error !== 'CredentialsSignin' ? res.error : '登录失败，请重试');
   }
 

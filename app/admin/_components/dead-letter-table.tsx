@@ -4,6 +4,7 @@
 import { api } from '@/lib/web/client-api';
 import { useAction } from '@/app/admin/_components/use-action';
 import { formatShanghai } from '@/lib/admin/format';
+import { explainDeadLetterReason } from '@/lib/admin/dead-letter-reason';
 import type { DeadLetterView } from '@/lib/admin/dead-letters';
 import { ConfirmButton } from '@/app/admin/_components/confirm-button';
 
@@ -62,7 +63,8 @@ export function DeadLetterTable({ items, waiting }: { items: DeadLetterView[]; w
                     <div className="text-gray-500">{d.voucherTitle ?? (d.voucherId ? `券 ${d.voucherId}` : '—')}</div>
                   </td>
                   <td className="max-w-72 break-words px-3 py-2 text-xs text-red-700" data-testid={`dead-reason-${d.id}`}>
-                    {d.reason}
+                    <div>{explainDeadLetterReason(d.reason)}</div>
+                    <div className="mt-1 text-gray-400">{d.reason}</div>
                   </td>
                   <td className="px-3 py-2" data-testid={`dead-attempts-${d.id}`}>
                     {d.attempts}

@@ -53,6 +53,8 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
     ['returned', '已退回库存', n.returned, '取消、退款后放回销售的库存'],
     ['queue', '队列积压', n.queueDepth, '订单队列中等待处理的消息（全部券）'],
     ['dead-letters', '死信', n.deadLetters],
+    ['sale-memory', '本券 Redis 内存（KB）', n.saleMemoryBytes === null ? null : Math.ceil(n.saleMemoryBytes / 1024), '活动结束且订单全部落库后，这些数据会在保留期后自动清理'],
+    ['redis-memory', 'Redis 总内存（MB）', n.redisUsedBytes === null ? null : Math.round(n.redisUsedBytes / 1024 / 102.4) / 10],
   ];
 
   return (
@@ -63,7 +65,7 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
         </span>
         <ul className="flex-1 space-y-0.5 text-sm text-gray-600" data-testid="live-differences">
           {stock.consistency.differences.length === 0 ? (
-            <li>Redis 与数据库库存一致（DESIGN §5 三条不变量全部成立）</li>
+            <li>实时库存与数据库一致（库存、买家、订单三项核对全部通过）</li>
           ) : (
             stock.consistency.differences.map((d, i) => (
               <li key={i} data-rule={d.rule}>

@@ -1,6 +1,10 @@
 import { route } from '@/lib/http/route';
+import { consume } from '@/lib/rate-limit';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { listShopTypes } from '@/lib/shop/shop.service';
 
-export const GET = route({ auth: 'none' }, async () => listShopTypes(db, redis));
+export const GET = route({ auth: 'none' }, async ({ ip }) => {
+  await consume('shopReadIp', ip);
+  return listShopTypes(db, redis);
+});

@@ -5,7 +5,7 @@ import { redis } from '@/lib/redis/client';
 import { login, loginInput } from '@/lib/auth/login';
 
 /** API login: the token in the answer works as `Authorization: Bearer <token>`. */
-export const POST = route({ auth: 'none' }, async ({ req }) => {
+export const POST = route({ auth: 'none' }, async ({ req, ip }) => {
   const input = await parseJson(req, loginInput);
-  return login(db, redis, input);
+  return login(db, redis, input, ip);
 });

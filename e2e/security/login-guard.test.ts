@@ -1,0 +1,76 @@
+/**
+ * Account login guards (proof suite): an SMS code never opens a merchant or admin account, and a
+ * stranger guessing a merchant's password cannot lock the owner out, while the guessing itself is
+ * slowed and audited. Requests carry the peer header as the project's server writes it.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { closeDb, db } from '@/lib/db/client';
+import { closeRedis, redis } from '@/lib/redis/client';
+import { keys } from '@/lib/redis/keys';
+import { env } from '@/lib/env';
+import { hashPassword } from '@/lib/auth/password';
+import { sendLoginCode } from '@/lib/auth/login';
+import { PEER_HEADER } from '@/lib/http/client-ip';
+import { callRoute, randomPhone } from '@/lib/test/helpers';
+import { POST as loginRoute } from '@/app/api/user/login/route';
+
+afterAll(async () => {
+  await closeDb();
+  await closeRedis();
+});
+
+async function privileged(role: 'merchant' | 'admin', password: string) {
+  const phone = randomPhone();
+  await db.insertInto('tb_user').values({ phone, nick_name: `guard-${role}`, role, password: await hashPassword(password) }).execute();
+  const row = await db.selectFrom('tb_user').select('id').where('phone', '=', phone).executeTakeFirstOrThrow();
+  return { phone, id: String(row.id) };
+}
+
+const from = (ip: string) => ({ [PEER_HEADER]: ip });
+
+describe('SMS login of a privileged phone', () => {
+  it.each(['merchant', 'admin'] as const)('a valid code for a %s creates no session and points to the password form', async (role) => {
+    const { phone, id } = await privileged(role, 'right-pw-1');
+    await sendLoginCode(redis, phone, '198.51.100.20');
+    const code = await redis.get(keys.devSms(phone));
+    const r = await callRoute(loginRoute, { body: { phone, code }, headers: from('198.51.100.20') });
+    expect(r.status).toBe(403);
+    expect(r.json.error.code).toBe('PASSWORD_REQUIRED');
+    expect(r.json.data).toBeUndefined();
+    expect(await redis.scard(keys.userSessions(id))).toBe(0);
+    // the password still works
+    const ok = await callRoute(loginRoute, { body: { phone, password: 'right-pw-1' }, headers: from('198.51.100.20') });
+    expect(ok.status).toBe(200);
+    expect(ok.json.data.user.role).toBe(role);
+  });
+});
+
+describe('password guessing', () => {
+  it("a stranger's wrong passwords do not lock the owner out; the stranger is slowed and audited", async () => {
+    expect(env.RATE_LIMITS, 'this proof needs the limits on').toBe(true);
+    const { phone, id } = await privileged('merchant', 'owner-pw-1');
+    const attacker = from('203.0.113.66');
+    const statuses: number[] = [];
+    for (let i = 0; i < 14; i++) statuses.push((await callRoute(loginRoute, { body: { phone, password: `guess-${i}` }, headers: attacker })).status);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.slice(10)).toEqual([429, 429, 429, 429]);
+    // even the right password from the attacker's address waits now…
+    expect((await callRoute(loginRoute, { body: { phone, password: 'owner-pw-1' }, headers: attacker })).status).toBe(429);
+    // …but the owner, from their own network, logs in.
+    const owner = await callRoute(loginRoute, { body: { phone, password: 'owner-pw-1' }, headers: from('198.51.100.30') });
+    expect(owner.status).toBe(200);
+    const audited = await db.selectFrom('tb_audit_log').select(['action', 'after_json']).where('target_type', '=', 'user').where('target_id', '=', id).execute();
+    expect(audited).toHaveLength(10);
+    expect(audited.every((a) => a.action === 'auth.password-failed' && a.after_json?.includes('203.0.113.66'))).toBe(true);
+  });
+
+  it('one client walking many phones meets the per-client cap', async () => {
+    const ip = '203.0.113.67';
+    let limited = 0;
+    for (let i = 0; i < 105; i++) {
+      const r = await callRoute(loginRoute, { body: { phone: randomPhone(), password: 'whatever-1' }, headers: from(ip) });
+      if (r.status === 429) limited++;
+    }
+    expect(limited).toBe(5);
+  });
+});

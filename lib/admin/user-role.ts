@@ -1,0 +1,32 @@
+/**
+ * Changing a user's role (admin only). The session carries the role it was created with, so every
+ * live session of that user is revoked after the change commits: the next request logs in afresh
+ * and gets the new role — a demoted merchant keeps no console access, a promoted user must then
+ * log in with a password. Audited as user.role-change.
+ */
+import { z } from 'zod';
+import type { DB } from '@/lib/db/client';
+import type { RedisClient } from '@/lib/redis/types';
+import { AppError, notFound } from '@/lib/errors';
+import { recordAudit } from '@/lib/audit/audit';
+import { assertAdmin, type Actor } from '@/lib/admin/access';
+import { revokeUserSessions } from '@/lib/auth/session';
+import { lockUserRow, setUserRole } from '@/lib/admin/user-role.repository';
+
+export const roleChangeInput = z.object({ role: z.enum(['user', 'merchant', 'admin']) }).strict();
+
+export async function changeUserRole(db: DB, redis: RedisClient, actor: Actor, userId: string, input: z.infer<typeof roleChangeInput>) {
+  assertAdmin(actor);
+  if (userId === actor.id) throw new AppError('CONFLICT', '不能修改自己的角色');
+  const before = await db.transaction().execute(async (trx) => {
+    const row = await lockUserRow(trx, userId);
+    if (!row) throw notFound('用户');
+    if (row.role !== input.role) {
+      await setUserRole(trx, userId, input.role);
+      await recordAudit(trx, { actorId: actor.id, action: 'user.role-change', targetType: 'user', targetId: userId, before: { role: row.role }, after: { role: input.role } });
+    }
+    return row.role;
+  });
+  const revoked = before === input.role ? 0 : await revokeUserSessions(redis, userId);
+  return { id: userId, role: input.role, changed: before !== input.role, revokedSessions: revoked };
+}

@@ -1,0 +1,46 @@
+/**
+ * Guards password login against guessing without handing strangers a way to lock the owner out:
+ *   - per (phone, client): 10 tries / 15 min, counted before the check, so one client guessing
+ *     one account is slowed while the owner on another network still logs in;
+ *   - per client: 100 tries / 15 min across phones (credential stuffing from one address);
+ *   - per phone, from everywhere: a slow ceiling of wrong passwords (200 / h) that only a crowd of
+ *     clients reaches; it counts failures only, and a right password from a fresh client is not
+ *     consumed by it.
+ * Every wrong password for an existing account is audited (action auth.password-failed).
+ */
+import type { Executor } from '@/lib/db/client';
+import type { User } from '@/lib/db/schema';
+import { AppError } from '@/lib/errors';
+import { consume, ensureNotBlocked, resetLimit } from '@/lib/rate-limit';
+import { recordAudit } from '@/lib/audit/audit';
+import { log } from '@/lib/log';
+
+/** Audit rows for events nobody logged in performed (a stranger's wrong password). */
+export const ANONYMOUS_ACTOR_ID = '0';
+
+const phoneClient = (phone: string, ip: string) => `${phone}|${ip}`;
+
+export async function beforePasswordCheck(phone: string, ip: string): Promise<void> {
+  await ensureNotBlocked('passwordLoginPhone', phone);
+  await consume('passwordLoginClient', ip);
+  await consume('passwordLoginPhoneClient', phoneClient(phone, ip));
+}
+
+export async function afterPasswordSuccess(phone: string, ip: string): Promise<void> {
+  await resetLimit('passwordLoginPhoneClient', phoneClient(phone, ip));
+}
+
+export async function afterPasswordFailure(db: Executor, phone: string, ip: string, user: User | undefined): Promise<never> {
+  await consume('passwordLoginPhone', phone).catch(() => {}); // the ceiling is enforced on the next try
+  if (user) {
+    await recordAudit(db, {
+      actorId: ANONYMOUS_ACTOR_ID,
+      action: 'auth.password-failed',
+      targetType: 'user',
+      targetId: String(user.id),
+      before: null,
+      after: { ip, role: user.role },
+    }).catch((e) => log.error({ err: e instanceof Error ? e.message : String(e) }, 'audit of a failed login could not be written'));
+  }
+  throw new AppError('UNAUTHORIZED', '手机号或密码错误');
+}

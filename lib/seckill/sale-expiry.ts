@@ -1,0 +1,26 @@
+/**
+ * A flash sale's Redis keys (`seckill:{vid}:meta/stock/buyers/pending`) must not live forever:
+ * Redis runs with noeviction, so keys of long-finished sales would one day make it refuse every
+ * write, sessions and grabs included. Once a sale has ended and its outbox is empty (the outbox
+ * sweeper decides), its keys get SECKILL_ENDED_KEY_TTL_SECONDS — a grace period for the admin's
+ * view and late repairs; after that a repair (preheat) rebuilds them from MySQL as usual. A preheat
+ * re-opens a sale, so it makes the keys permanent again. All keys share the `{vid}` hash tag: one
+ * MULTI, Cluster-safe.
+ */
+import type { RedisClient } from '@/lib/redis/types';
+import { env } from '@/lib/env';
+import { keys } from '@/lib/redis/keys';
+
+const saleKeys = (vid: string) => [keys.seckillMeta(vid), keys.seckillStock(vid), keys.seckillBuyers(vid), keys.seckillPending(vid)];
+
+export async function expireEndedSale(redis: RedisClient, vid: string, ttlSeconds = env.SECKILL_ENDED_KEY_TTL_SECONDS): Promise<void> {
+  const m = redis.multi();
+  for (const k of saleKeys(vid)) m.expire(k, ttlSeconds);
+  await m.exec();
+}
+
+export async function keepSaleKeys(redis: RedisClient, vid: string): Promise<void> {
+  const m = redis.multi();
+  for (const k of saleKeys(vid)) m.persist(k);
+  await m.exec();
+}

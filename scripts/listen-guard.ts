@@ -1,0 +1,27 @@
+/**
+ * `tsx scripts/listen-guard.ts`: exits 1 (with the reason) when HOST is not loopback while the demo
+ * passwords or the dev SMS provider are still in place (lib/http/listen-guard.ts). scripts/up.sh
+ * runs it before starting the web server.
+ */
+import { closeDb, db } from '@/lib/db/client';
+import { env } from '@/lib/env';
+import { demoAccountsWithDemoPassword, isLoopbackHost, listenRefusal } from '@/lib/http/listen-guard';
+
+async function main(): Promise<number> {
+  const host = env.HOST;
+  if (isLoopbackHost(host)) return 0;
+  const refusal = listenRefusal({ host, devSmsInProduction: env.SMS_PROVIDER === 'dev' && env.ALLOW_DEV_SMS_IN_PRODUCTION, demoPhones: await demoAccountsWithDemoPassword(db) });
+  if (refusal) console.error(`✗ ${refusal}`);
+  return refusal ? 1 : 0;
+}
+
+main()
+  .then(async (code) => {
+    await closeDb();
+    process.exit(code);
+  })
+  .catch(async (e: unknown) => {
+    console.error('✗ listen guard failed:', e instanceof Error ? e.message : e);
+    await closeDb().catch(() => {});
+    process.exit(1);
+  });
