@@ -25,12 +25,13 @@ export function isWellFormedToken(token: string): boolean {
 export async function createSession(redis: RedisClient, user: SessionUser): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const ttl = env.SESSION_TTL_SECONDS;
+  // Two slots (the session's, the user's index): index first, so a token that exists is always
+  // revocable; a crash between the two leaves only a dead token in the index, which DEL ignores.
+  await redis.multi().sadd(keys.userSessions(user.id), token).expire(keys.userSessions(user.id), 7 * 24 * 3600).exec();
   await redis
     .multi()
     .hset(keys.session(token), { id: user.id, nickName: user.nickName, icon: user.icon, role: user.role })
     .expire(keys.session(token), ttl)
-    .sadd(keys.userSessions(user.id), token)
-    .expire(keys.userSessions(user.id), 7 * 24 * 3600)
     .exec();
   return token;
 }
@@ -49,15 +50,16 @@ export async function touchSession(redis: RedisClient, token: string): Promise<S
 export async function revokeSession(redis: RedisClient, token: string): Promise<void> {
   if (!isWellFormedToken(token)) return;
   const id = await redis.hget(keys.session(token), 'id');
-  const m = redis.multi().del(keys.session(token));
-  if (id) m.srem(keys.userSessions(id), token);
-  await m.exec();
+  await redis.del(keys.session(token));
+  if (id) await redis.srem(keys.userSessions(id), token);
 }
 
 /** Revokes every session of a user (role change, "log out everywhere"). */
 export async function revokeUserSessions(redis: RedisClient, userId: string): Promise<number> {
   const tokens = await redis.smembers(keys.userSessions(userId));
   if (tokens.length === 0) return 0;
-  await redis.del(...tokens.map((t) => keys.session(t)), keys.userSessions(userId));
+  // Each session key lives in its own slot: one DEL per key (a cluster routes each to its node).
+  await Promise.all(tokens.map((t) => redis.del(keys.session(t))));
+  await redis.del(keys.userSessions(userId));
   return tokens.length;
 }
