@@ -13,12 +13,13 @@ import { log } from '@/lib/log';
 import { CacheClient, type CacheSpec } from '@/lib/cache/cache-client';
 import { Semaphore } from '@/lib/cache/semaphore';
 import { startThrowawayRedis } from '@/lib/cache/throwaway-redis';
+import { deleteKeys } from '@/lib/redis/keyspace';
 
 const created: string[] = [];
 const conns: RedisClient[] = [];
 
 afterAll(async () => {
-  if (created.length) await redis.del(...created, ...created.map((k) => keys.fenceRecord(k)));
+  if (created.length) await deleteKeys(redis, [...created, ...created.map((k) => keys.fenceRecord(k))]);
   // disconnect, not quit: QUIT to a killed server can wait forever in the offline queue.
   for (const c of conns) c.disconnect();
   await closeLocks();

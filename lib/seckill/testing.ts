@@ -4,7 +4,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { RedisClient } from '@/lib/redis/types';
-import { scanKeys } from '@/lib/redis/scan';
+import { scanKeys } from '@/lib/redis/keyspace';
 import type { DB } from '@/lib/db/client';
 import { createSession } from '@/lib/auth/session';
 import { preheatVoucher } from '@/lib/seckill/preheat';

@@ -4,6 +4,7 @@
  */
 import { masterNodes } from '@/lib/redis/client';
 import type { RedisClient } from '@/lib/redis/types';
+import { slotOf } from '@/lib/redis/slots';
 
 export async function* scanKeys(client: RedisClient, opts: { match?: string; count?: number } = {}): AsyncGenerator<string[]> {
   const match = opts.match ? ['MATCH', opts.match] : [];
@@ -28,4 +29,17 @@ export async function allKeys(client: RedisClient, match = '*'): Promise<string[
   const out: string[] = [];
   for await (const batch of scanKeys(client, { match })) out.push(...batch);
   return out;
+}
+
+/** Deletes keys that may live in different slots: one DEL per slot group, sent in parallel. */
+export async function deleteKeys(client: RedisClient, keys: string[]): Promise<number> {
+  const bySlot = new Map<number, string[]>();
+  for (const k of keys) {
+    const s = slotOf(k);
+    const group = bySlot.get(s);
+    if (group) group.push(k);
+    else bySlot.set(s, [k]);
+  }
+  const counts = await Promise.all([...bySlot.values()].map((group) => client.del(...group)));
+  return counts.reduce((a, b) => a + b, 0);
 }
