@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { getConnection } from '@/lib/mq/connection';
+import { readPersistence, type Persistence } from '@/lib/redis/persistence';
 
 export interface DependencyStatus {
   ok: boolean;
@@ -14,6 +15,8 @@ export interface Health {
   ok: boolean;
   down: string[];
   checks: Record<'mysql' | 'redis' | 'rabbitmq', DependencyStatus>;
+  /** How durable the sale in Redis is (AOF/fsync/RDB per master); absent when Redis did not answer. */
+  redisPersistence?: Persistence;
 }
 
 async function timed(fn: () => Promise<string | void>, timeoutMs = 2000): Promise<DependencyStatus> {
@@ -41,14 +44,17 @@ export interface HealthDeps {
 }
 
 export async function checkHealth(deps: HealthDeps = { db, redis, mq: getConnection }): Promise<Health> {
+  let persistence: Persistence | undefined;
   const [mysql, redisStatus, rabbitmq] = await Promise.all([
     timed(async () => {
       await sql`SELECT 1`.execute(deps.db);
     }),
     timed(async () => {
       await deps.redis.ping();
+      persistence = await readPersistence(deps.redis);
       const policy = (await deps.redis.config('GET', 'maxmemory-policy')) as string[];
       if (policy[1] && policy[1] !== 'noeviction') return `maxmemory-policy is ${policy[1]}; seckill keys may be evicted (use noeviction)`;
+      return persistence.warning ?? undefined;
     }),
     timed(async () => {
       const conn = await deps.mq();
@@ -59,5 +65,5 @@ export async function checkHealth(deps: HealthDeps = { db, redis, mq: getConnect
   ]);
   const checks = { mysql, redis: redisStatus, rabbitmq };
   const down = Object.entries(checks).filter(([, s]) => !s.ok).map(([k]) => k);
-  return { ok: down.length === 0, down, checks };
+  return { ok: down.length === 0, down, checks, ...(persistence ? { redisPersistence: persistence } : {}) };
 }
