@@ -129,8 +129,17 @@ async function main(): Promise<number> {
     }, 120_000, 500);
     const [persisted, failed] = await Promise.all([inDb(), dead()]);
 
-    // The repair: preheat rebuilds Redis from MySQL (buyers unioned in, stock recomputed).
+    // The repair: preheat rebuilds Redis from MySQL (buyers unioned in, stock recomputed); then
+    // the grabs that were in flight without an answer drain too, and every invariant must hold.
     await preheatVoucher(db, redis, voucherId);
+    const quiet = async () => {
+      const st = (await readSeckillState(redis, voucherId))!;
+      const dbRow = await db.selectFrom('tb_seckill_voucher').select(['initial_stock', 'stock']).where('voucher_id', '=', voucherId).executeTakeFirstOrThrow();
+      const n = Number((await db.selectFrom('tb_voucher_order').select((eb) => eb.fn.countAll<number>().as('n')).where('voucher_id', '=', voucherId).executeTakeFirstOrThrow()).n);
+      return st.pending === 0 && st.buyers === n && st.remaining + st.buyers === dbRow.initial_stock && dbRow.stock + n === dbRow.initial_stock;
+    };
+    const repairedMs = await waitFor('invariants after the repair', quiet, 120_000, 500).catch(() => -1);
+    log(repairedMs >= 0 ? `invariants hold ${(repairedMs / 1000).toFixed(1)} s after the repair` : 'invariants still broken 120 s after the repair');
     const sv = await db.selectFrom('tb_seckill_voucher').select(['initial_stock', 'stock']).where('voucher_id', '=', voucherId).executeTakeFirstOrThrow();
     const dbOrders = Number((await db.selectFrom('tb_voucher_order').select((eb) => eb.fn.countAll<number>().as('n')).where('voucher_id', '=', voucherId).executeTakeFirstOrThrow()).n);
     const r = (await readSeckillState(redis, voucherId))!;
