@@ -31,6 +31,13 @@ const schema = z.object({
     .string()
     .default('')
     .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  /** Redis Cluster seed nodes (host:port, comma separated); when set, every Redis user talks to the cluster and REDIS_URL is unused. */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  /** Milliseconds the grab waits for one replica to acknowledge (WAIT 1 <ms>); 0 = do not wait. */
+  SECKILL_REPLICA_WAIT_MS: int(0),
   RABBITMQ_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   /** Prefix of every exchange and queue name, so tests and several deployments can share a broker. */
   MQ_PREFIX: z.string().regex(/^[a-z0-9_.-]+$/i).default('hmdp'),

@@ -5,6 +5,7 @@ import { redis } from '@/lib/redis/client';
 import { getConnection } from '@/lib/mq/connection';
 import { env } from '@/lib/env';
 import { memoryWarning, redisMemory } from '@/lib/admin/redis-memory';
+import { readPersistence, type Persistence } from '@/lib/redis/persistence';
 
 export interface DependencyStatus {
   ok: boolean;
@@ -16,6 +17,8 @@ export interface Health {
   ok: boolean;
   down: string[];
   checks: Record<'mysql' | 'redis' | 'rabbitmq', DependencyStatus>;
+  /** How durable the sale in Redis is (AOF/fsync/RDB per master); absent when Redis did not answer. */
+  redisPersistence?: Persistence;
 }
 
 async function timed(fn: () => Promise<string | void>, timeoutMs = 2000): Promise<DependencyStatus> {
@@ -43,15 +46,18 @@ export interface HealthDeps {
 }
 
 export async function checkHealth(deps: HealthDeps = { db, redis, mq: getConnection }): Promise<Health> {
+  let persistence: Persistence | undefined;
   const [mysql, redisStatus, rabbitmq] = await Promise.all([
     timed(async () => {
       await sql`SELECT 1`.execute(deps.db);
     }),
     timed(async () => {
       await deps.redis.ping();
+      persistence = await readPersistence(deps.redis);
       const policy = (await deps.redis.config('GET', 'maxmemory-policy')) as string[];
       if (policy[1] && policy[1] !== 'noeviction') return `maxmemory-policy is ${policy[1]}; seckill keys may be evicted (use noeviction)`;
-      return memoryWarning(await redisMemory(deps.redis), env.REDIS_MEMORY_WARN_RATIO, env.REDIS_MEMORY_WARN_BYTES);
+      const warnings = [memoryWarning(await redisMemory(deps.redis), env.REDIS_MEMORY_WARN_RATIO, env.REDIS_MEMORY_WARN_BYTES), persistence.warning].filter(Boolean);
+      return warnings.length ? warnings.join('; ') : undefined;
     }),
     timed(async () => {
       const conn = await deps.mq();
@@ -62,5 +68,5 @@ export async function checkHealth(deps: HealthDeps = { db, redis, mq: getConnect
   ]);
   const checks = { mysql, redis: redisStatus, rabbitmq };
   const down = Object.entries(checks).filter(([, s]) => !s.ok).map(([k]) => k);
-  return { ok: down.length === 0, down, checks };
+  return { ok: down.length === 0, down, checks, ...(persistence ? { redisPersistence: persistence } : {}) };
 }

@@ -7,6 +7,8 @@
 #   5. otherwise: say exactly what is missing and exit 1
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# `services.sh cluster [stop]`: a local 3 + 3 Redis Cluster instead (scripts/redis-cluster.sh).
+if [ "${1:-}" = cluster ]; then exec bash scripts/redis-cluster.sh "${2:-start}"; fi
 
 # Read a variable from the environment, then .env.local / .env, then a default.
 setting() {
@@ -61,7 +63,7 @@ start_mysql() {
 start_redis() {
   have redis-server || apt_install redis-server || return 1
   mkdir -p /var/lib/redis 2>/dev/null || true
-  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$2" --dir /var/lib/redis --appendonly yes \
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$2" --dir /var/lib/redis --appendonly yes --appendfsync everysec \
     --maxmemory-policy noeviction --logfile /tmp/hmdp-redis.log
   wait_port "$1" "$2" Redis 20
 }

@@ -28,6 +28,11 @@ echo "▶ lint";                 npx eslint . --max-warnings=0
 # Build before the tests: the security suite scans the client bundles, e2e serves the build.
 echo "▶ build";                npx next build >/tmp/hmdp-test-build.log 2>&1 || { tail -40 /tmp/hmdp-test-build.log; exit 1; }
 echo "▶ unit + integration";   npx vitest run
+# The Redis-touching paths once more on a real 3 + 3 Redis Cluster (about a minute): sessions and
+# logins, locks (release notifications across nodes), the cache mutex, the grab path and the worker.
+echo "▶ again on Redis Cluster"
+cluster_nodes=$(bash scripts/services.sh cluster | tail -1)
+REDIS_CLUSTER_NODES="$cluster_nodes" npx vitest run lib/redis lib/auth lib/lock/lock.test.ts lib/lock/cluster.test.ts lib/cache/cache-client.test.ts lib/seckill lib/order
 echo "▶ fault suite (CI size)"; npx tsx e2e/faults/run.ts --ci
 echo "▶ browser e2e";          npx playwright test -c e2e/playwright.config.ts
 echo "▶ browser e2e: order lifecycle (12 s payment window)"; ORDER_PAY_TIMEOUT_SECONDS=12 npx playwright test -c e2e/playwright.config.ts e2e/lifecycle.spec.ts

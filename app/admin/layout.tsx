@@ -3,6 +3,7 @@ import Link from 'next/link';
 import { forbidden } from 'next/navigation';
 import { LogoutButton } from '@/app/_components/logout-button';
 import { layoutUser } from '@/app/admin/_lib/gate';
+import { PersistenceBanner } from '@/app/admin/_components/persistence-banner';
 
 export const metadata: Metadata = { title: { default: '商家后台', template: '%s · 商家后台' } };
 
@@ -52,6 +53,7 @@ export default async function AdminLayout({ children }: { children: React.ReactN
           </div>
         )}
       </header>
+      {staff && <PersistenceBanner />}
       <main className="mx-auto max-w-6xl p-4 md:p-6">{children}</main>
     </div>
   );

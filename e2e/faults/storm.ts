@@ -10,6 +10,8 @@ export interface StormUser {
 
 export class Storm {
   readonly accepted = new Map<string, { phase: string; userId: string }>();
+  /** Every 200 in arrival order, even when an order id or a user repeats (a failover can cause both). */
+  readonly answers: { orderId: string; userId: string; phase: string; at: number }[] = [];
   readonly statuses = new Map<string, number>();
   phase = 'setup';
   private next = 0;
@@ -73,7 +75,10 @@ export class Storm {
       });
       const body = (await res.json().catch(() => null)) as { data?: { orderId?: string }; error?: { code?: string } } | null;
       this.count(res.ok ? 'accepted' : `${res.status} ${body?.error?.code ?? ''}`.trim());
-      if (res.ok && body?.data?.orderId) this.accepted.set(body.data.orderId, { phase, userId: user.id });
+      if (res.ok && body?.data?.orderId) {
+        this.accepted.set(body.data.orderId, { phase, userId: user.id });
+        this.answers.push({ orderId: body.data.orderId, userId: user.id, phase, at: Date.now() });
+      }
     } catch (e) {
       this.count(`no answer (${(e as Error).name})`);
     } finally {

@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import type { DB } from '../../lib/db/client';
 import { closeDb, createDb } from '../../lib/db/client';
 import { VoucherStatus } from '../../lib/db/schema';
-import { closeRedis, createRedis, type Redis } from '../../lib/redis/client';
+import { closeRedis, createRedis, type RedisClient } from '../../lib/redis/client';
 import { checkInvariants, type InvariantReport } from '../../lib/seckill/invariants';
 import { preheatVoucher } from '../../lib/seckill/preheat';
 import { insertSeckillVoucher } from '../../lib/seckill/seckill.repository';
@@ -23,7 +23,7 @@ export interface JourneyVoucher {
 
 export class JourneyData {
   private readonly db: DB = createDb(undefined, 2);
-  private readonly redis: Redis = createRedis();
+  private readonly redis: RedisClient = createRedis();
   private readonly created: JourneyVoucher[] = [];
 
   constructor(readonly shopName: string) {}

@@ -9,6 +9,7 @@ import { POST as loginRoute } from '@/app/api/user/login/route';
 import { POST as logoutRoute } from '@/app/api/user/logout/route';
 import { GET as meRoute } from '@/app/api/user/me/route';
 import { resetLimit } from '@/lib/rate-limit';
+import { allKeys } from '@/lib/redis/keyspace';
 
 afterAll(async () => {
   await closeDb();
@@ -86,11 +87,11 @@ describe('SMS login', () => {
     ['missing phone', {}],
   ])('send code: %s → 400, nothing written', async (_name, body) => {
     // Compare key sets, not counts: other files' short-lived keys may expire meanwhile.
-    const before = new Set(await redis.keys('*'));
+    const before = new Set(await allKeys(redis));
     const r = await callRoute(sendCode, { body });
     expect(r.status).toBe(400);
     expect(r.json.error.code).toBe('VALIDATION');
-    expect((await redis.keys('*')).filter((k) => !before.has(k))).toEqual([]);
+    expect((await allKeys(redis)).filter((k) => !before.has(k))).toEqual([]);
   });
 
   it.each([

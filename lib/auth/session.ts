@@ -25,11 +25,10 @@ export function isWellFormedToken(token: string): boolean {
 export async function createSession(redis: RedisClient, user: SessionUser): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const ttl = env.SESSION_TTL_SECONDS;
-  // The session and the user's index live in different Cluster slots: one MULTI each.
-  await Promise.all([
-    redis.multi().hset(keys.session(token), { id: user.id, nickName: user.nickName, icon: user.icon, role: user.role }).expire(keys.session(token), ttl).exec(),
-    redis.multi().sadd(keys.userSessions(user.id), token).expire(keys.userSessions(user.id), INDEX_TTL_SECONDS).exec(),
-  ]);
+  // Two slots (the session's, the user's index): index first, so a token that exists is always
+  // revocable; a crash between the two leaves only a dead token in the index, which pruning drops.
+  await redis.multi().sadd(keys.userSessions(user.id), token).expire(keys.userSessions(user.id), INDEX_TTL_SECONDS).exec();
+  await redis.multi().hset(keys.session(token), { id: user.id, nickName: user.nickName, icon: user.icon, role: user.role }).expire(keys.session(token), ttl).exec();
   await pruneSessionIndex(redis, user.id).catch(() => 0); // bookkeeping: a failure only leaves dead tokens for next time
   return token;
 }

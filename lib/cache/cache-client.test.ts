@@ -13,12 +13,13 @@ import { log } from '@/lib/log';
 import { CacheClient, type CacheSpec } from '@/lib/cache/cache-client';
 import { Semaphore } from '@/lib/cache/semaphore';
 import { startThrowawayRedis } from '@/lib/cache/throwaway-redis';
+import { deleteKeys } from '@/lib/redis/keyspace';
 
 const created: string[] = [];
 const conns: RedisClient[] = [];
 
 afterAll(async () => {
-  if (created.length) await redis.del(...created, ...created.map((k) => keys.fenceRecord(k)));
+  if (created.length) await deleteKeys(redis, [...created, ...created.map((k) => keys.fenceRecord(k))]);
   // disconnect, not quit: QUIT to a killed server can wait forever in the offline queue.
   for (const c of conns) c.disconnect();
   await closeLocks();
@@ -31,13 +32,15 @@ function testKey(): string {
   return k;
 }
 
-/** N independent "web instances": own connection, own client, no in-process coalescing. */
-function instances(n: number, opts: ConstructorParameters<typeof CacheClient>[1] = {}): CacheClient[] {
-  return Array.from({ length: n }, () => {
-    const conn = createRedis();
-    conns.push(conn);
-    return new CacheClient(conn, { singleFlight: false, ...opts });
-  });
+/**
+ * N independent "web instances": own connection, own client, no in-process coalescing. Connected
+ * before use, as a serving instance is (a cluster client's first command also loads the slot map).
+ */
+async function instances(n: number, opts: ConstructorParameters<typeof CacheClient>[1] = {}): Promise<CacheClient[]> {
+  const fresh = Array.from({ length: n }, () => createRedis());
+  conns.push(...fresh);
+  await Promise.all(fresh.map((c) => c.ping()));
+  return fresh.map((conn) => new CacheClient(conn, { singleFlight: false, ...opts }));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -61,7 +64,7 @@ describe('cache client', () => {
   it('1000 concurrent cold reads across 10 instances → exactly one load', async () => {
     const key = testKey();
     const src = source({ name: '103茶餐厅' }, 150);
-    const clients = instances(10);
+    const clients = await instances(10);
     const spec: CacheSpec<{ name: string }> = { key, load: src.load, ttlSeconds: 60 };
     const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => clients[i % 10]!.get(spec)));
     expect(src.loads).toBe(1);
@@ -72,7 +75,7 @@ describe('cache client', () => {
   it('1000 reads of a missing row → one load, then the "" marker with a short TTL', async () => {
     const key = testKey();
     const src = source<string>(null, 50);
-    const clients = instances(4);
+    const clients = await instances(4);
     const spec: CacheSpec<string> = { key, load: src.load, ttlSeconds: 600, nullTtlSeconds: 30 };
     const first = await Promise.all(Array.from({ length: 1000 }, (_, i) => clients[i % 4]!.get(spec)));
     expect(first.every((r) => r === null)).toBe(true);
@@ -88,7 +91,7 @@ describe('cache client', () => {
   it('logical expiry: stale answers at once while exactly one rebuild runs, then fresh', async () => {
     const key = testKey();
     const src = source({ v: 1 });
-    const clients = instances(5);
+    const clients = await instances(5);
     const spec: CacheSpec<{ v: number }> = { key, load: src.load, ttlSeconds: 60, logical: true, logicalSeconds: 0.3 };
     await clients[0]!.get(spec);
     expect(src.loads).toBe(1);
@@ -121,7 +124,7 @@ describe('cache client', () => {
   it('an invalidation is seen by the next read', async () => {
     const key = testKey();
     const src = source({ v: 1 });
-    const [c] = instances(1);
+    const [c] = await instances(1);
     const spec: CacheSpec<{ v: number }> = { key, load: src.load, ttlSeconds: 600 };
     expect(await c!.get(spec)).toEqual({ v: 1 });
     src.value = { v: 2 };
@@ -133,7 +136,7 @@ describe('cache client', () => {
   it('a rebuild that loaded before an invalidation does not store its stale value', async () => {
     const key = testKey();
     const src = source({ v: 1 }, 300);
-    const [reader, writer] = instances(2);
+    const [reader, writer] = await instances(2);
     const spec: CacheSpec<{ v: number }> = { key, load: src.load, ttlSeconds: 600 };
     const slowRead = reader!.get(spec); // loads v1, slowly
     await sleep(100);
@@ -153,7 +156,7 @@ describe('cache client', () => {
       if (++loads === 1) await sleep(300); // the first rebuild reads v1, then stalls
       return v;
     };
-    const [a, b, writer] = instances(3);
+    const [a, b, writer] = await instances(3);
     const spec: CacheSpec<{ v: number }> = { key, load, ttlSeconds: 600 };
     const slow = a!.get(spec);
     await sleep(50);
@@ -167,7 +170,7 @@ describe('cache client', () => {
   });
 
   it('keys written together get different TTLs (jitter)', async () => {
-    const [c] = instances(1);
+    const [c] = await instances(1);
     const batch = Array.from({ length: 30 }, () => testKey());
     await Promise.all(batch.map((key) => c!.get({ key, load: async () => ({ ok: true }), ttlSeconds: 600 })));
     const ttls = await Promise.all(batch.map((k) => redis.pttl(k)));
@@ -183,7 +186,7 @@ describe('cache client', () => {
       if (++loads === 1) await sleep(4000); // the lock holder is stuck
       return { v: 1 };
     };
-    const clients = instances(3, { lockWaitMs: 300 });
+    const clients = await instances(3, { lockWaitMs: 300 });
     const spec: CacheSpec<{ v: number }> = { key, load, ttlSeconds: 60 };
     const holder = clients[0]!.get(spec);
     await sleep(50);

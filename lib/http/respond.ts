@@ -45,6 +45,8 @@ export function isDependencyDown(err: unknown): boolean {
   return (
     err.name === 'MaxRetriesPerRequestError' ||
     (typeof code === 'string' && DOWN_CODES.has(code)) ||
-    /Connection is closed|Stream isn't writeable|connect ECONNREFUSED/.test(err.message)
+    /Connection is closed|Stream isn't writeable|connect ECONNREFUSED/.test(err.message) ||
+    // Redis Cluster mid-failover: the slot's master is dead and its replica not yet promoted.
+    /Too many Cluster redirections|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes/.test(err.message)
   );
 }

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { closeLocks, tryWithLock, withLock } from '@/lib/lock';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { deleteKeys } from '@/lib/redis/keyspace';
 
 const CONTENDER = path.join(process.cwd(), 'lib/lock/test-contender.ts');
 const run = randomUUID().slice(0, 8);
@@ -37,7 +38,7 @@ function contender(args: string[]) {
 
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  if (created.length) await redis.del(...created);
+  if (created.length) await deleteKeys(redis, created);
   await closeLocks();
 });
 

@@ -110,16 +110,17 @@ export function createBatchHandler(deps: HandlerDeps) {
   }
 
   async function clearOutbox(msgs: OrderMessage[]) {
-    const pipe = redis.pipeline();
     const byVoucher = new Map<string, string[]>();
     for (const m of msgs) {
       const ids = byVoucher.get(m.voucherId);
       if (ids) ids.push(m.orderId);
       else byVoucher.set(m.voucherId, [m.orderId]);
     }
-    for (const [vid, ids] of byVoucher) pipe.hdel(keys.seckillPending(vid), ...ids);
-    // Failure only leaves entries the sweeper will find in MySQL and remove.
-    await pipe.exec().catch((err: Error) => log.warn({ err: err.message }, 'could not clear outbox entries'));
+    // One HDEL per voucher (each outbox is its own cluster slot). Failure only leaves entries the
+    // sweeper will find in MySQL and remove.
+    await Promise.all([...byVoucher].map(([vid, ids]) => redis.hdel(keys.seckillPending(vid), ...ids))).catch((err: Error) =>
+      log.warn({ err: err.message }, 'could not clear outbox entries'),
+    );
   }
 
   async function settle(items: { d: Delivery; msg: OrderMessage }[]): Promise<void> {

@@ -1,22 +1,56 @@
-import Redis, { type RedisOptions } from 'ioredis';
-import { env } from '@/lib/env';
+import Redis, { Cluster, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { env, isProduction } from '@/lib/env';
 import { log } from '@/lib/log';
 import { defineScripts } from '@/lib/redis/scripts';
+import { guardSlots } from '@/lib/redis/slots';
+import type { RedisClient } from '@/lib/redis/types';
 
-export type { Redis };
+export type { Redis, RedisClient };
 
-export function createRedis(url = env.REDIS_URL, options: RedisOptions = {}): Redis {
-  const client = new Redis(url, {
-    maxRetriesPerRequest: 2,
-    connectTimeout: 3000,
-    enableOfflineQueue: true,
-    // Reconnect forever with a capped backoff; callers see fast errors meanwhile.
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-    ...options,
-  });
-  client.on('error', (err) => log.warn({ err: err.message, url: redactUrl(url) }, 'redis connection error'));
+const commandDefaults: RedisOptions = {
+  maxRetriesPerRequest: 2,
+  connectTimeout: 3000,
+  enableOfflineQueue: true,
+  // Reconnect forever with a capped backoff; callers see fast errors meanwhile.
+  retryStrategy: (times) => Math.min(times * 200, 2000),
+};
+
+/** Outside production every client refuses cross-slot calls, so one-node test runs catch them. */
+function prepare<T extends RedisClient>(client: T, where: string): T {
+  client.on('error', (err: Error) => log.warn({ err: err.message, url: where }, 'redis connection error'));
   defineScripts(client);
-  return client;
+  return isProduction ? client : guardSlots(client);
+}
+
+/**
+ * A client of the configured Redis: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL.
+ * With an explicit url, always that one node (throwaway test servers, the redlock nodes).
+ */
+export function createRedis(url?: undefined, options?: RedisOptions): RedisClient;
+export function createRedis(url: string, options?: RedisOptions): Redis;
+export function createRedis(url?: string, options: RedisOptions = {}): RedisClient {
+  if (url === undefined && env.REDIS_CLUSTER_NODES.length > 0) return createCluster(env.REDIS_CLUSTER_NODES, options);
+  const target = url ?? env.REDIS_URL;
+  return prepare(new Redis(target, { ...commandDefaults, ...options }), redactUrl(target));
+}
+
+export function createCluster(nodes: string[], options: RedisOptions = {}, clusterOptions: ClusterOptions = {}): Cluster {
+  const seeds = nodes.map((n) => {
+    const [host, port] = n.replace(/^redis:\/\//, '').split(':');
+    return { host: host || '127.0.0.1', port: Number(port) || 6379 };
+  });
+  const cluster = new Cluster(seeds, {
+    redisOptions: { ...commandDefaults, ...options },
+    // A failover moves slots: re-read the map on MOVED and retry a command that met a dead master.
+    slotsRefreshTimeout: 2000,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 300,
+    retryDelayOnTryAgain: 100,
+    maxRedirections: 16,
+    clusterRetryStrategy: (times) => Math.min(times * 200, 2000),
+    ...clusterOptions,
+  });
+  return prepare(cluster, `cluster ${seeds.map((s) => `${s.host}:${s.port}`).join(',')}`);
 }
 
 function redactUrl(url: string): string {
@@ -29,9 +63,14 @@ function redactUrl(url: string): string {
   }
 }
 
-const g = globalThis as unknown as { __hmdpRedis?: Redis };
+/** Every node that serves commands: the masters of a cluster, or the one server. */
+export function masterNodes(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('master') : [client];
+}
+
+const g = globalThis as unknown as { __hmdpRedis?: RedisClient };
 /** The process-wide connection for commands (not for SUBSCRIBE: use `redis.duplicate()`). */
-export const redis: Redis = g.__hmdpRedis ?? (g.__hmdpRedis = createRedis());
+export const redis: RedisClient = g.__hmdpRedis ?? (g.__hmdpRedis = createRedis());
 
 export async function closeRedis(): Promise<void> {
   if (g.__hmdpRedis) {

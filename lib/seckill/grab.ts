@@ -19,6 +19,7 @@ import { runScript } from '@/lib/redis/scripts';
 import { grabVoucherInDb } from '@/lib/seckill/grab-db';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { findSeckillVoucher } from '@/lib/seckill/seckill.repository';
+import { waitForReplica } from '@/lib/seckill/replica-wait';
 
 export interface GrabInput {
   voucherId: string;
@@ -54,6 +55,8 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   }
   if (code !== GrabCode.ACCEPTED || !payload) throw (refusals[code] ?? refusals[GrabCode.UNKNOWN]!)();
 
+  // Opt-in: trade latency for grabs a failover cannot forget (measured in the README).
+  if (env.SECKILL_REPLICA_WAIT_MS > 0) await waitForReplica(redis, input.voucherId, env.SECKILL_REPLICA_WAIT_MS);
   const parsed = parseOrderMessage(payload);
   if (!parsed.ok) throw new Error(`grab script wrote a bad outbox entry: ${parsed.reason}`);
   // The sweeper already knows this voucher: every preheat (including the rebuild above) puts it in

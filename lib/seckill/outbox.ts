@@ -28,11 +28,10 @@ export function parsePendingEntry(raw: string): PendingEntry | null {
 export async function findPendingOrder(redis: RedisClient, orderId: string): Promise<OrderMessage | null> {
   const vids = await redis.smembers(keys.seckillActive());
   if (vids.length === 0) return null;
-  const pipe = redis.pipeline();
-  for (const vid of vids) pipe.hget(keys.seckillPending(vid), orderId);
-  const res = (await pipe.exec()) ?? [];
-  for (const [err, raw] of res) {
-    if (!err && typeof raw === 'string') return parsePendingEntry(raw);
+  // One HGET per outbox, not a pipeline: the outboxes live in different cluster slots.
+  const res = await Promise.all(vids.map((vid) => redis.hget(keys.seckillPending(vid), orderId).catch(() => null)));
+  for (const raw of res) {
+    if (typeof raw === 'string') return parsePendingEntry(raw);
   }
   return null;
 }

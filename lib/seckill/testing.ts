@@ -4,6 +4,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { RedisClient } from '@/lib/redis/types';
+import { scanKeys } from '@/lib/redis/keyspace';
 import type { DB } from '@/lib/db/client';
 import { createSession } from '@/lib/auth/session';
 import { preheatVoucher } from '@/lib/seckill/preheat';
@@ -66,16 +67,10 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
  */
 export async function waitOutShortLivedKeys(redis: RedisClient, horizonMs = 3000): Promise<void> {
   let longest = 0;
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'COUNT', 1000);
-    cursor = next;
-    if (batch.length === 0) continue;
-    const pipe = redis.pipeline();
-    for (const k of batch) pipe.pttl(k);
-    for (const [, ttl] of (await pipe.exec()) ?? []) {
-      if (typeof ttl === 'number' && ttl > 0 && ttl <= horizonMs) longest = Math.max(longest, ttl);
+  for await (const batch of scanKeys(redis)) {
+    for (const ttl of await Promise.all(batch.map((k) => redis.pttl(k)))) {
+      if (ttl > 0 && ttl <= horizonMs) longest = Math.max(longest, ttl);
     }
-  } while (cursor !== '0');
+  }
   if (longest > 0) await new Promise((r) => setTimeout(r, longest + 50));
 }

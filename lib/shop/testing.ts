@@ -13,6 +13,7 @@ import { createSession } from '@/lib/auth/session';
 import { cacheFor } from '@/lib/cache';
 import { afterShopWrite } from '@/lib/shop/shop.cache';
 import { randomPhone } from '@/lib/test/helpers';
+import { deleteKeys } from '@/lib/redis/keyspace';
 
 /** A real DB whose executed statements are recorded (to prove that bad input never queries). */
 export function countingDb(): { db: DB; queries: string[] } {
@@ -115,6 +116,6 @@ export class ShopFixtures {
       ...this.voucherIds.flatMap((v) => [keys.seckillMeta(v), keys.seckillStock(v)]),
       keys.shopTypeList(), // it counted our type's shops
     ];
-    await redis.del(...cacheKeys, ...cacheKeys.map((k) => keys.fenceRecord(k)));
+    await deleteKeys(redis, [...cacheKeys, ...cacheKeys.map((k) => keys.fenceRecord(k))]);
   }
 }
