@@ -15,6 +15,9 @@ const limits = {
   passwordLoginPhone: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
   seckillUser: { points: env.SECKILL_USER_PER_SECOND, duration: 1, message: '操作太快了，请稍后再试' },
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
+  uploadUser: { points: 100, duration: 3600, message: '上传太频繁，请稍后再试' },
+  blogWriteUser: { points: 30, duration: 3600, message: '发布太频繁，请稍后再试' },
+  shopViewIp: { points: 300, duration: 60, message: '请求过于频繁，请稍后再试' },
 } as const;
 
 export type LimitName = keyof typeof limits;

@@ -43,7 +43,12 @@ export async function parseOptionalJson<S extends z.ZodType>(req: Request, schem
 }
 
 async function readCapped(req: Request, limit: number): Promise<string> {
-  if (!req.body) return '';
+  return new TextDecoder('utf-8', { fatal: false }).decode(await readCappedBytes(req, limit));
+}
+
+/** The raw body, refused with 413 as soon as it grows past `limit` (never buffered whole first). */
+export async function readCappedBytes(req: Request, limit: number): Promise<Buffer> {
+  if (!req.body) return Buffer.alloc(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -57,7 +62,7 @@ async function readCapped(req: Request, limit: number): Promise<string> {
     }
     chunks.push(value);
   }
-  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
 }
 
 export function parseQuery<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {

@@ -39,4 +39,11 @@ export const keys = {
   seckillActive: () => 'seckill:active',
   orderSeq: (yyyymmdd: string) => `icr:order:{${yyyymmdd}}`,
   rateLimit: (name: string) => `rl:${name}`,
+  /** 点评 (lib/blog, lib/follow, lib/feed, lib/sign, lib/uv): one key per structure, each its own slot. */
+  blogLiked: (blogId: string) => `blog:liked:{${blogId}}`,
+  follows: (userId: string) => `follows:{${userId}}`,
+  feed: (userId: string) => `feed:{${userId}}`,
+  sign: (userId: string, yyyyMM: string) => `sign:{${userId}}:${yyyyMM}`,
+  shopUv: (shopId: string, yyyyMMdd: string) => `uv:shop:{${shopId}}:${yyyyMMdd}`,
+  shopPv: (shopId: string, yyyyMMdd: string) => `pv:shop:{${shopId}}:${yyyyMMdd}`,
 } as const;

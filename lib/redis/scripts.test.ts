@@ -19,6 +19,10 @@ const pinned: Record<string, string> = {
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
   'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',
+  'blog-like-set': '14cbfc644ceada38281b3eb21d378fc441d10091',
+  'feed-push': '72566220c622c3173f52d1de140ba4ff397792c0',
+  'follow-apply': '0ed79c646355a2d6f3a3aec0ea235709975ef72a',
+  'follow-fill': '67c7425fd4bd79dd1328730c133abfa26f5c29c5',
 };
 
 describe('lua/ scripts', () => {
