@@ -8,8 +8,10 @@ import { closeDb } from '@/lib/db/client';
 import { closeMq } from '@/lib/mq/connection';
 import { closeRedis } from '@/lib/redis/client';
 import { startOrderWorker } from '@/lib/order/worker';
+import { startFeedConsumer } from '@/lib/feed/consumer';
 
 const worker = await startOrderWorker();
+const feedConsumer = await startFeedConsumer(); // 点评 feed fan-out, same process and shutdown
 log.info('order worker started');
 
 let stopping = false;
@@ -23,7 +25,7 @@ async function shutdown(signal: string): Promise<void> {
   }, 10_000);
   hardExit.unref();
   try {
-    await worker.stop();
+    await Promise.all([worker.stop(), feedConsumer.stop()]);
     await Promise.all([closeDb(), closeRedis(), closeMq()]);
     log.info('order worker stopped cleanly');
     process.exit(0);

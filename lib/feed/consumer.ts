@@ -110,7 +110,11 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
     delay = Math.min(delay * 2, 5000);
   }
 
-  await open();
+  // A broker that is down at start is retried in the background, like a lost one.
+  await open().catch((err: Error) => {
+    log.warn({ err: err.message }, 'feed consumer: broker unavailable at start; retrying');
+    reconnect();
+  });
   return {
     async stop() {
       stopping = true;
