@@ -32,8 +32,13 @@ export async function storeImage(input: Buffer): Promise<{ name: string; width: 
   if (input.byteLength > MAX_UPLOAD_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '图片不能超过 5 MB');
   let format: string | undefined;
   try {
-    format = (await sharp(input, { limitInputPixels: MAX_INPUT_PIXELS }).metadata()).format;
-  } catch {
+    const meta = await sharp(input, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
+    format = meta.format;
+    // The header's own dimensions, checked before anything is decoded (decompression bombs).
+    if ((meta.width ?? 0) * (meta.height ?? 0) * (meta.pages ?? 1) > MAX_INPUT_PIXELS) throw new AppError('PAYLOAD_TOO_LARGE', '图片像素过多');
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    if (/pixel limit/i.test(err instanceof Error ? err.message : '')) throw new AppError('PAYLOAD_TOO_LARGE', '图片像素过多');
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', '文件不是可识别的图片');
   }
   if (!format || !ACCEPTED_FORMATS.has(format)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', '只支持 JPEG / PNG / WebP / GIF / HEIC 图片');
