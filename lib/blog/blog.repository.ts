@@ -114,3 +114,8 @@ export async function shopExists(db: Executor, shopId: string): Promise<boolean>
 export async function blogExists(db: Executor, id: string): Promise<boolean> {
   return !!(await db.selectFrom('tb_blog').select('id').where('id', '=', id).executeTakeFirst());
 }
+
+/** Shops to pick from when writing a note. */
+export function listShopNames(db: Executor, limit: number) {
+  return db.selectFrom('tb_shop').select(['id', 'name']).orderBy('id').limit(limit).execute();
+}
