@@ -26,7 +26,7 @@ const notes = [
   { by: 0, shop: 0, title: '人均八十吃到扶墙出', content: '招牌菜分量很足，服务也热情。\n推荐：红烧肉、酸菜鱼、椰子鸡。', pics: 3 },
   { by: 1, shop: 1, title: '工作日午市的宝藏小店', content: '十二点前到不用排队，套餐性价比很高。', pics: 2 },
   { by: 2, shop: 0, title: '第二次来了，依旧稳定', content: '这次点了新品，味道偏甜，适合带小朋友。', pics: 2 },
-  { by: 1, shop: 2, title: '和朋友唱到凌晨', content: '包厢干净，音响不错，秒杀券很划算！', pics: 1 },
+  { by: 1, shop: 2, title: '朋友聚餐的好地方', content: '包间安静，菜量很足，秒杀券很划算！', pics: 1 },
   { by: 4, shop: 3, title: '下雨天就想来一锅', content: '锅底香而不燥，毛肚七上八下刚刚好。', pics: 4 },
   { by: 3, shop: 4, title: '周末带娃好去处', content: '环境宽敞，有儿童座椅，停车方便。', pics: 2 },
 ];
