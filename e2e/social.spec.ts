@@ -6,7 +6,7 @@
  */
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import sharp from 'sharp';
-import { loginBySms } from './support/login';
+import { loginByPassword, loginBySms } from './support/login';
 import { JourneyData } from './support/journey-data';
 
 const SHOP = '103茶餐厅'; // a seeded shop
@@ -96,4 +96,16 @@ test('pages at phone size: home hot notes, user page, sign-in', async ({ page })
   await expect(page.getByTestId('sign-button')).toHaveText('今日已签到');
   await expect(page.getByTestId('sign-streak')).toHaveText('1');
   await shot(page, 'sign');
+});
+
+test('console: a merchant sees daily UV and PV of its own shops', async ({ browser }) => {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'zh-CN', timezoneId: 'Asia/Shanghai' })).newPage();
+  await loginByPassword(page, '13800000001', 'merchant123', '/admin/traffic');
+  await expect(page).toHaveURL(/\/admin\/traffic$/);
+  const shops = page.getByTestId('traffic-shop');
+  await expect(shops.first()).toBeVisible();
+  // The merchant owns six demo shops; the seed gave them 30 days of visits.
+  expect(await shops.count()).toBe(6);
+  expect(Number(await shops.first().getByTestId('traffic-chart').getAttribute('data-uv'))).toBeGreaterThan(0);
+  await shot(page, 'console-traffic');
 });
