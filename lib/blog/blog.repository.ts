@@ -119,3 +119,12 @@ export async function blogExists(db: Executor, id: string): Promise<boolean> {
 export function listShopNames(db: Executor, limit: number) {
   return db.selectFrom('tb_shop').select(['id', 'name']).orderBy('id').limit(limit).execute();
 }
+
+export async function markFannedOut(db: Executor, id: string): Promise<void> {
+  await db.updateTable('tb_blog').set({ fanout_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** Notes whose fan-out never finished (publish refused, or dead-lettered), oldest first. */
+export function listNotFannedOut(db: Executor, olderThan: Date, limit: number) {
+  return db.selectFrom('tb_blog').select(['id', 'user_id', 'create_time']).where('fanout_at', 'is', null).where('create_time', '<', olderThan).orderBy('create_time').limit(limit).execute();
+}

@@ -12,6 +12,8 @@ export interface BlogTable {
   content: string;
   liked: Generated<number>;
   comments: Generated<number>;
+  /** When the feed fan-out finished; null until then (the sweeper republishes old nulls). */
+  fanout_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   create_time: ColumnType<Date, Date | undefined, never>;
   update_time: ColumnType<Date, Date | undefined, Date>;
 }

@@ -3,8 +3,13 @@
  * connection and channel, manual acks after the inboxes are written, reconnect with backoff when
  * the broker goes away, and a stop() that cancels the consumer and waits for in-flight messages.
  * A failing message is requeued; the quorum queue's delivery limit dead-letters a poison one.
+ *
+ * The note row is the outbox: `tb_blog.fanout_at` is set once its fan-out finished, and a sweeper
+ * republishes notes still unmarked after SWEEP_STALE_MS (the author's publish was refused by a
+ * broker that was down, or the message was dead-lettered). A Redis claim lets one worker sweep
+ * per interval; a duplicate fan-out would be harmless anyway (inbox writes are idempotent).
  */
-import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
@@ -12,7 +17,9 @@ import { connectMq } from '@/lib/mq/connection';
 import { assertFeedTopology, feedNames } from '@/lib/mq/topology';
 import { redis as defaultRedis } from '@/lib/redis/client';
 import type { RedisClient } from '@/lib/redis/types';
-import { blogExists } from '@/lib/blog/blog.repository';
+import { blogExists, listNotFannedOut, markFannedOut } from '@/lib/blog/blog.repository';
+import { keys } from '@/lib/redis/keys';
+import { publishFeedOn } from '@/lib/feed/publish';
 import { decodeFeedMessage } from '@/lib/feed/message';
 import { fanOut, type FanoutResult } from '@/lib/feed/fanout';
 
@@ -25,13 +32,19 @@ export interface FeedConsumerOptions {
   batch?: number;
   /** Called after each message (tests measure the fan-out with it). */
   onDelivered?: (r: FanoutResult & { blogId: string; ms: number }) => void;
+  sweepIntervalMs?: number;
+  /** A note unmarked for this long is republished. */
+  sweepStaleMs?: number;
 }
 
 export interface FeedConsumer {
+  /** Republishes notes whose fan-out never finished; returns how many (tests; the timer runs it anyway). */
+  sweepNow(): Promise<number>;
   stop(): Promise<void>;
 }
 
 const STOP_BUDGET_MS = 8000;
+const SWEEP_BATCH = 200;
 
 export async function startFeedConsumer(options: FeedConsumerOptions = {}): Promise<FeedConsumer> {
   const db = options.db ?? defaultDb;
@@ -40,6 +53,9 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
   let stopping = false;
   let conn: ChannelModel | undefined;
   let ch: Channel | undefined;
+  let confirm: ConfirmChannel | undefined;
+  const sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
+  const sweepStaleMs = options.sweepStaleMs ?? 60_000;
   let tag: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let delay = 500;
@@ -55,6 +71,7 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
     const started = Date.now();
     try {
       const r = await fanOut(db, redis, msg, { batch: options.batch, blogExists: (id) => blogExists(db, id) });
+      if (!r.skipped) await markFannedOut(db, msg.blogId);
       c.ack(m);
       options.onDelivered?.({ ...r, blogId: msg.blogId, ms: Date.now() - started });
       log.info({ blogId: msg.blogId, followers: r.followers, ms: Date.now() - started }, 'feed: fanned out');
@@ -72,10 +89,12 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
   async function open(): Promise<void> {
     const c = await connectMq(url);
     const channel = await c.createChannel();
+    const confirmChannel = await c.createConfirmChannel();
     const lost = () => {
       if (conn !== c) return;
       conn = undefined;
       ch = undefined;
+      confirm = undefined;
       if (!stopping) {
         log.warn('feed consumer lost the broker; reconnecting');
         c.close().catch(() => {});
@@ -85,8 +104,11 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
     c.on('close', lost);
     channel.on('close', lost);
     channel.on('error', (err: Error) => log.warn({ err: err.message }, 'feed channel error'));
+    confirmChannel.on('close', lost);
+    confirmChannel.on('error', (err: Error) => log.warn({ err: err.message }, 'feed publisher channel error'));
     conn = c;
     ch = channel;
+    confirm = confirmChannel;
     await assertFeedTopology(channel);
     await channel.prefetch(options.prefetch ?? 2);
     const r = await channel.consume(feedNames.queue, (m) => {
@@ -110,15 +132,32 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
     delay = Math.min(delay * 2, 5000);
   }
 
+  async function sweepNow(): Promise<number> {
+    const pub = confirm;
+    if (!pub) return 0;
+    const claimed = await redis.set(keys.feedSweep(), String(process.pid), 'PX', Math.max(100, sweepIntervalMs - 100), 'NX');
+    if (claimed !== 'OK') return 0;
+    const stale = await listNotFannedOut(db, new Date(Date.now() - sweepStaleMs), SWEEP_BATCH);
+    for (const b of stale) await publishFeedOn(pub, { blogId: b.id, authorId: b.user_id, at: b.create_time.getTime() });
+    if (stale.length > 0) log.warn({ notes: stale.length }, 'feed: republished notes whose fan-out never finished');
+    return stale.length;
+  }
+  const sweepTimer = setInterval(() => {
+    sweepNow().catch((err: Error) => log.warn({ err: err.message }, 'feed sweep failed'));
+  }, sweepIntervalMs);
+  sweepTimer.unref();
+
   // A broker that is down at start is retried in the background, like a lost one.
   await open().catch((err: Error) => {
     log.warn({ err: err.message }, 'feed consumer: broker unavailable at start; retrying');
     reconnect();
   });
   return {
+    sweepNow,
     async stop() {
       stopping = true;
       if (timer) clearTimeout(timer);
+      clearInterval(sweepTimer);
       const c = conn;
       const channel = ch;
       if (channel && tag) await channel.cancel(tag).catch(() => {});

@@ -1,7 +1,8 @@
 /**
  * A note by an author with 50,000 followers: the publish call returns in < 100 ms (the fan-out is
  * the worker's, through RabbitMQ), then the consumer puts it in every inbox exactly once. The
- * fan-out rate is printed. Unfollow stops later deliveries; a deleted note leaves the feed.
+ * fan-out rate is printed. Unfollow stops later deliveries; a deleted note leaves the feed; a
+ * note whose publish the broker never took is republished by the worker's sweeper.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeDb, db } from '@/lib/db/client';
@@ -51,6 +52,8 @@ beforeAll(async () => {
   }
   consumer = await startFeedConsumer({
     prefetch: 1,
+    sweepIntervalMs: 1000,
+    sweepStaleMs: 5000,
     onDelivered: (r) => {
       delivered.set(r.blogId, r);
       waiters.splice(0).forEach((w) => w());
@@ -118,5 +121,22 @@ describe('feed fan-out through RabbitMQ', () => {
 
     await deleteBlog(db, redis, author, first.id);
     expect((await readFeed(db, redis, reader!, null)).items.map((b) => b.id)).not.toContain(first.id);
+  });
+
+  it('a note saved while the broker refused the publish is fanned out by the sweeper', async () => {
+    const [reader] = await makeUsers(db, 1, 'latecomer');
+    await follow(db, redis, reader!, author.id);
+    // As createBlog leaves it when publishFeed throws: the row, no message, fanout_at NULL.
+    const r = await db
+      .insertInto('tb_blog')
+      .values({ shop_id: shopId, user_id: author.id, title: '发布时 MQ 挂了', content: '补发', images: image, create_time: new Date(Date.now() - 60_000) })
+      .executeTakeFirstOrThrow();
+    const id = String(r.insertId);
+    await deliveredFor(id, 20_000);
+    expect(await redis.zscore(keys.feed(reader!), id)).not.toBeNull();
+    expect(await inboxesHolding(id)).toBe(FOLLOWERS);
+    const row = await db.selectFrom('tb_blog').select('fanout_at').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.fanout_at).not.toBeNull();
+    await unfollow(db, redis, reader!, author.id);
   });
 });

@@ -18,7 +18,12 @@ export async function publishFeed(msg: FeedMessage): Promise<void> {
     await assertFeedTopology(ch);
     declared.add(ch);
   }
-  await publishConfirmed(ch, feedNames.exchange, FEED_ROUTING_KEY, encodeFeedMessage(msg), {
+  await publishFeedOn(ch, msg);
+}
+
+/** On a given confirm channel (the worker's sweeper republishes on its own connection). */
+export function publishFeedOn(ch: ConfirmChannel, msg: FeedMessage): Promise<void> {
+  return publishConfirmed(ch, feedNames.exchange, FEED_ROUTING_KEY, encodeFeedMessage(msg), {
     persistent: true,
     messageId: `blog-${msg.blogId}`,
     contentType: 'application/json',

@@ -43,6 +43,8 @@ export const keys = {
   blogLiked: (blogId: string) => `blog:liked:{${blogId}}`,
   follows: (userId: string) => `follows:{${userId}}`,
   feed: (userId: string) => `feed:{${userId}}`,
+  /** Short-lived claim so one worker per interval republishes notes whose fan-out never finished. */
+  feedSweep: () => 'feed:sweep',
   sign: (userId: string, yyyyMM: string) => `sign:{${userId}}:${yyyyMM}`,
   shopUv: (shopId: string, yyyyMMdd: string) => `uv:shop:{${shopId}}:${yyyyMMdd}`,
   shopPv: (shopId: string, yyyyMMdd: string) => `pv:shop:{${shopId}}:${yyyyMMdd}`,

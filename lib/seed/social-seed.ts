@@ -89,6 +89,7 @@ export async function seedSocial(db: DB, redis: RedisClient): Promise<{ users: n
     .where('user_id', 'in', ids)
     .execute();
   for (const b of seeded) await fanOut(db, redis, { blogId: b.id, authorId: b.user_id, at: b.create_time.getTime() }, { blogExists: async () => true });
+  await db.updateTable('tb_blog').set({ fanout_at: new Date() }).where('user_id', 'in', ids).where('fanout_at', 'is', null).execute();
   await seedTraffic(redis, shops.slice(0, 6).map((s) => s.id));
   return { users: ids.length, notes: seeded.length };
 }

@@ -11,12 +11,14 @@ CREATE TABLE tb_blog (
   content     VARCHAR(2048) NOT NULL,
   liked       INT UNSIGNED  NOT NULL DEFAULT 0,
   comments    INT UNSIGNED  NOT NULL DEFAULT 0,
+  fanout_at   DATETIME(3)   NULL COMMENT 'when the feed fan-out finished; NULL = the worker sweeper republishes it',
   create_time DATETIME(3)   NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   update_time DATETIME(3)   NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
   PRIMARY KEY (id),
   KEY idx_blog_hot (liked, id),
   KEY idx_blog_shop (shop_id, id),
-  KEY idx_blog_user (user_id, id)
+  KEY idx_blog_user (user_id, id),
+  KEY idx_blog_fanout (fanout_at, create_time)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
 -- One row per (note, user) like: what blog:liked:{id} is rebuilt from, and what keeps the
