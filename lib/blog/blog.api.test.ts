@@ -10,7 +10,7 @@ import { keys } from '@/lib/redis/keys';
 import { callRoute, loginNewUser } from '@/lib/test/helpers';
 import { beijingDay } from '@/lib/sign/beijing-day';
 import { fanOut } from '@/lib/feed/fanout';
-import { makePicture, makeShop } from '@/lib/blog/testing';
+import { makePicture, cleanupSocialFixtures, makeShop } from '@/lib/blog/testing';
 import * as blogs from '@/app/api/blogs/route';
 import * as blog from '@/app/api/blogs/[id]/route';
 import * as like from '@/app/api/blogs/[id]/like/route';
@@ -30,9 +30,10 @@ let shopId = '';
 
 beforeAll(async () => {
   [author, reader] = await Promise.all([loginNewUser(), loginNewUser()]);
-  shopId = await makeShop(db);
+  shopId = await makeShop();
 });
 afterAll(async () => {
+  await cleanupSocialFixtures();
   await closeMq();
   await closeDb();
   await closeRedis();

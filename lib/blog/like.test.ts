@@ -7,20 +7,21 @@ import { closeDb, db } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { firstLikers, toggleLike } from '@/lib/blog/like';
-import { insertNote, makeShop, makeUsers, storedImageName } from '@/lib/blog/testing';
+import { insertNote, cleanupSocialFixtures, makeShop, makeUsers, storedImageName } from '@/lib/blog/testing';
 
 let users: string[] = [];
 let blogId = '';
 
 beforeAll(async () => {
   users = await makeUsers(db, 201, 'liker');
-  blogId = await insertNote(db, users[200]!, await makeShop(db), await storedImageName());
+  blogId = await insertNote(db, users[200]!, await makeShop(), await storedImageName());
   users = users.slice(0, 200);
   // A fresh note: a ZSET left under this id by an earlier database of the same name is not ours.
   await redis.del(keys.blogLiked(blogId));
 });
 
 afterAll(async () => {
+  await cleanupSocialFixtures();
   await closeDb();
   await closeRedis();
 });

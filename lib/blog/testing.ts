@@ -1,7 +1,8 @@
 /** Fixtures for the 点评 tests: users, a shop, stored images and notes, straight into the test database. */
-import { randomInt } from 'node:crypto';
 import sharp from 'sharp';
-import type { DB } from '@/lib/db/client';
+import { db, type DB } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { ShopFixtures } from '@/lib/shop/testing';
 import { storeImage } from '@/lib/upload/image';
 import { randomPhone } from '@/lib/test/helpers';
 
@@ -14,14 +15,24 @@ export async function makeUsers(db: DB, n: number, prefix = 'u'): Promise<string
   return rows.map((r) => r.id);
 }
 
-export async function makeShop(db: DB): Promise<string> {
-  const type = await db.selectFrom('tb_shop_type').select('id').executeTakeFirst();
-  const typeId = type?.id ?? String((await db.insertInto('tb_shop_type').values({ name: '测试类型' }).executeTakeFirstOrThrow()).insertId);
-  const r = await db
-    .insertInto('tb_shop')
-    .values({ name: `笔记测试店${randomInt(1e6)}`, type_id: typeId, address: '测试路 1 号', x: 120.15, y: 30.28, avg_price: 80 })
-    .executeTakeFirstOrThrow();
-  return String(r.insertId);
+const fixtures = new ShopFixtures(db, redis);
+
+/**
+ * A shop of a type of its own (never one of the demo types, so home-page lists stay as the browser
+ * tests expect); `cleanupSocialFixtures` removes them with the notes written about them.
+ */
+export async function makeShop(): Promise<string> {
+  return fixtures.shop(fixtures.typeIds[0] ?? (await fixtures.type('笔记测试分类')));
+}
+
+export async function cleanupSocialFixtures(): Promise<void> {
+  if (fixtures.shopIds.length > 0) {
+    const notes = db.selectFrom('tb_blog').select('id').where('shop_id', 'in', fixtures.shopIds);
+    await db.deleteFrom('tb_blog_like').where('blog_id', 'in', notes).execute();
+    await db.deleteFrom('tb_blog_comments').where('blog_id', 'in', notes).execute();
+    await db.deleteFrom('tb_blog').where('shop_id', 'in', fixtures.shopIds).execute();
+  }
+  await fixtures.cleanup();
 }
 
 /** A generated test picture (a colour gradient), encoded as `format`. */

@@ -16,7 +16,7 @@ import { startFeedConsumer, type FeedConsumer } from '@/lib/feed/consumer';
 import { publishFeed } from '@/lib/feed/publish';
 import { readFeed } from '@/lib/feed/feed.service';
 import type { FanoutResult } from '@/lib/feed/fanout';
-import { makeShop, makeUsers, storedImageName } from '@/lib/blog/testing';
+import { cleanupSocialFixtures, makeShop, makeUsers, storedImageName } from '@/lib/blog/testing';
 
 const FOLLOWERS = 50_000;
 /** Synthetic follower ids far above any real user id: tb_follow needs no tb_user row. */
@@ -45,7 +45,7 @@ async function deliveredFor(blogId: string, timeoutMs = 60_000): Promise<FanoutR
 beforeAll(async () => {
   const [a] = await makeUsers(db, 1, 'author');
   author = { id: a!, nickName: 'author', icon: '', role: 'user' };
-  shopId = await makeShop(db);
+  shopId = await makeShop();
   image = await storedImageName();
   for (let i = 0; i < FOLLOWERS; i += 5000) {
     await db.insertInto('tb_follow').values(followerIds.slice(i, i + 5000).map((f) => ({ user_id: f, follow_user_id: author.id }))).execute();
@@ -64,6 +64,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await cleanupSocialFixtures();
   await consumer?.stop();
   for (let i = 0; i < FOLLOWERS; i += 5000) await redis.unlink(...followerIds.slice(i, i + 5000).map((f) => keys.feed(f)));
   await db.deleteFrom('tb_follow').where('follow_user_id', '=', author.id).execute();
