@@ -101,6 +101,13 @@ const schema = z.object({
   REDIS_MEMORY_WARN_BYTES: int(0),
   /** Port of the worker's Prometheus /metrics endpoint; 0 = off. */
   WORKER_METRICS_PORT: int(0),
+
+  /** 点评: where uploaded note images are stored (created on demand; gitignored default). */
+  UPLOAD_DIR: z.string().min(1).default('data/uploads'),
+  /** 点评: each follower's feed inbox keeps only its newest this many notes. */
+  FEED_INBOX_MAX: z.coerce.number().int().positive().default(1000),
+  /** 点评: followers read from MySQL and pushed to Redis per step of the fan-out. */
+  FEED_FANOUT_BATCH: z.coerce.number().int().positive().default(2000),
 });
 
 export type Env = z.infer<typeof schema>;

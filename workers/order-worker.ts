@@ -9,9 +9,11 @@ import { closeMq } from '@/lib/mq/connection';
 import { closeRedis } from '@/lib/redis/client';
 import { startOrderWorker } from '@/lib/order/worker';
 import { startTimeoutWorker } from '@/lib/order/timeout';
+import { startFeedConsumer } from '@/lib/feed/consumer';
 
 const worker = await startOrderWorker();
 const timeouts = await startTimeoutWorker();
+const feedConsumer = await startFeedConsumer(); // 点评 feed fan-out, same process and shutdown
 log.info('order worker started');
 
 let stopping = false;
@@ -25,7 +27,7 @@ async function shutdown(signal: string): Promise<void> {
   }, 10_000);
   hardExit.unref();
   try {
-    await Promise.all([worker.stop(), timeouts.stop()]);
+    await Promise.all([worker.stop(), timeouts.stop(), feedConsumer.stop()]);
     await Promise.all([closeDb(), closeRedis(), closeMq()]);
     log.info('order worker stopped cleanly');
     process.exit(0);

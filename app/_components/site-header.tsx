@@ -12,6 +12,7 @@ export async function SiteHeader() {
       </Link>
       {user ? (
         <nav className="flex items-center gap-3 text-sm">
+          <Link href="/feed" data-testid="nav-feed">关注</Link>
           <Link href="/orders" data-testid="nav-orders">我的订单</Link>
           {user.role !== 'user' && <Link href="/admin" data-testid="nav-admin">商家后台</Link>}
           <Link href="/me" className="max-w-28 truncate font-medium" data-testid="header-nickname">

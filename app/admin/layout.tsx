@@ -12,6 +12,7 @@ const NAV = [
   { href: '/admin/redeem', label: '核销', id: 'redeem' },
   { href: '/admin/dead-letters', label: '死信', id: 'dead-letters' },
   { href: '/admin/shops', label: '店铺', id: 'shops' },
+  { href: '/admin/traffic', label: '访客', id: 'traffic' },
   { href: '/admin/audit', label: '操作日志', id: 'audit' },
 ];
 

@@ -16,6 +16,8 @@ import { env } from '@/lib/env';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
 import { createSession } from '@/lib/auth/session';
 import { randomPhone } from '@/lib/test/helpers';
+import { fakeImages, pngBomb } from '@/lib/upload/testing';
+import { POST as uploadImage } from '@/app/api/uploads/route';
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 interface RouteFile { url: string; params: string[]; methods: Record<string, Handler> }
@@ -44,7 +46,7 @@ async function loadRoutes(): Promise<RouteFile[]> {
   return out;
 }
 
-const TABLES = ['tb_user', 'tb_user_info', 'tb_shop_type', 'tb_shop', 'tb_voucher', 'tb_seckill_voucher', 'tb_voucher_order', 'tb_order_dead_letter', 'tb_audit_log', 'tb_payment'] as const;
+const TABLES = ['tb_user', 'tb_user_info', 'tb_shop_type', 'tb_shop', 'tb_voucher', 'tb_seckill_voucher', 'tb_voucher_order', 'tb_order_dead_letter', 'tb_audit_log', 'tb_payment', 'tb_blog', 'tb_blog_like', 'tb_blog_comments', 'tb_follow', 'tb_sign'] as const;
 
 async function snapshot() {
   const counts: Record<string, number> = {};
@@ -192,4 +194,25 @@ describe('hostile input sweep over every route handler', async () => {
       });
     }
   }
+});
+
+describe('hostile uploads', () => {
+  const bodies: [string, Buffer | string, string][] = [
+    ...fakeImages,
+    ['decompression bomb named .jpg', pngBomb(), 'image/jpeg'],
+    ['body over 5 MB', Buffer.alloc(5 * 1024 * 1024 + 1, 0xff), 'image/jpeg'],
+    ['empty body', '', 'image/png'],
+  ];
+  it.each(bodies)('POST /api/uploads · %s → 4xx, nothing written', async (_, body, type) => {
+    for (const fileName of ['../../etc/passwd.jpg', 'a/../../x.webp', 'C:\\Windows\\x.jpg', '%2e%2e%2fx.jpg']) {
+      const before = await snapshot();
+      const headers = await headersFor({ name: 'upload', auth: 'admin', headers: { 'content-type': type, 'x-file-name': fileName } });
+      const res = await uploadImage(new Request('http://localhost:3000/api/uploads', { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) }), { params: Promise.resolve({}) });
+      const text = await res.text();
+      expect(res.status, text).toBeGreaterThanOrEqual(400);
+      expect(res.status, text).toBeLessThan(500);
+      expect(JSON.parse(text).error.code).toMatch(/^(UNSUPPORTED_MEDIA_TYPE|PAYLOAD_TOO_LARGE|BAD_REQUEST)$/);
+      expect((await snapshot()).counts).toEqual(before.counts);
+    }
+  });
 });

@@ -3,6 +3,7 @@
  * (mysql2 `bigNumberStrings`), so every id is a string end to end and JSON never loses precision.
  */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { SocialTables } from '@/lib/db/social-schema';
 
 type Id = string;
 type Timestamps = {
@@ -129,7 +130,7 @@ export interface AuditLogTable {
   create_time: ColumnType<Date, Date | undefined, never>;
 }
 
-export interface Database {
+export interface Database extends SocialTables {
   tb_user: UserTable;
   tb_user_info: UserInfoTable;
   tb_shop_type: ShopTypeTable;

@@ -59,7 +59,12 @@ function requireJsonMediaType(req: Request): void {
 
 /** The raw body text, refusing more than `limit` bytes (413): for bodies that must be verified byte for byte, like a signed notify. */
 export async function readCapped(req: Request, limit: number): Promise<string> {
-  if (!req.body) return '';
+  return new TextDecoder('utf-8', { fatal: false }).decode(await readCappedBytes(req, limit));
+}
+
+/** The raw body, refused with 413 as soon as it grows past `limit` (never buffered whole first). */
+export async function readCappedBytes(req: Request, limit: number): Promise<Buffer> {
+  if (!req.body) return Buffer.alloc(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -73,7 +78,7 @@ export async function readCapped(req: Request, limit: number): Promise<string> {
     }
     chunks.push(value);
   }
-  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
 }
 
 export function parseQuery<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {

@@ -85,3 +85,29 @@ export async function assertTimeoutTopology(ch: Channel, delayMs = env.ORDER_PAY
     },
   });
 }
+
+/**
+ * Feed fan-out (lib/feed): a note published → one message → the worker delivers it to every
+ * follower's inbox. A message that keeps failing is dead-lettered after FEED_DELIVERY_LIMIT tries.
+ *   feed exchange (direct) ──feed.publish──▶ feed queue (quorum) ──▶ worker ──▶ feed.dead queue
+ */
+export const FEED_ROUTING_KEY = 'feed.publish';
+export const FEED_DELIVERY_LIMIT = 10;
+export const feedNames = {
+  exchange: `${env.MQ_PREFIX}.feed`,
+  queue: `${env.MQ_PREFIX}.feed`,
+  deadExchange: `${env.MQ_PREFIX}.feed.dead`,
+  deadQueue: `${env.MQ_PREFIX}.feed.dead`,
+};
+
+export async function assertFeedTopology(ch: Channel): Promise<void> {
+  await ch.assertExchange(feedNames.deadExchange, 'fanout', { durable: true });
+  await ch.assertQueue(feedNames.deadQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  await ch.bindQueue(feedNames.deadQueue, feedNames.deadExchange, '');
+  await ch.assertExchange(feedNames.exchange, 'direct', { durable: true });
+  await ch.assertQueue(feedNames.queue, {
+    durable: true,
+    arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': FEED_DELIVERY_LIMIT, 'x-dead-letter-exchange': feedNames.deadExchange },
+  });
+  await ch.bindQueue(feedNames.queue, feedNames.exchange, FEED_ROUTING_KEY);
+}

@@ -43,4 +43,13 @@ export const keys = {
   liveStreams: (userId: string) => `stream:live:{${userId}}`,
   orderSeq: (yyyymmdd: string) => `icr:order:{${yyyymmdd}}`,
   rateLimit: (name: string) => `rl:${name}`,
+  /** 点评 (lib/blog, lib/follow, lib/feed, lib/sign, lib/uv): one key per structure, each its own slot. */
+  blogLiked: (blogId: string) => `blog:liked:{${blogId}}`,
+  follows: (userId: string) => `follows:{${userId}}`,
+  feed: (userId: string) => `feed:{${userId}}`,
+  /** Short-lived claim so one worker per interval republishes notes whose fan-out never finished. */
+  feedSweep: () => 'feed:sweep',
+  sign: (userId: string, yyyyMM: string) => `sign:{${userId}}:${yyyyMM}`,
+  shopUv: (shopId: string, yyyyMMdd: string) => `uv:shop:{${shopId}}:${yyyyMMdd}`,
+  shopPv: (shopId: string, yyyyMMdd: string) => `pv:shop:{${shopId}}:${yyyyMMdd}`,
 } as const;

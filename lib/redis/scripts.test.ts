@@ -20,6 +20,10 @@ const pinned: Record<string, string> = {
   'seckill-return': 'c51ff3e2de2f4a66d082f2ea1062918433c71fae',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
   'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',
+  'blog-like-set': '14cbfc644ceada38281b3eb21d378fc441d10091',
+  'feed-push': '72566220c622c3173f52d1de140ba4ff397792c0',
+  'follow-apply': '0ed79c646355a2d6f3a3aec0ea235709975ef72a',
+  'follow-fill': '67c7425fd4bd79dd1328730c133abfa26f5c29c5',
 };
 
 describe('lua/ scripts', () => {

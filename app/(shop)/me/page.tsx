@@ -1,5 +1,10 @@
 import type { Metadata } from 'next';
+import Link from 'next/link';
 import { requirePageUser } from '@/lib/web/page-auth';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { signStatus } from '@/lib/sign/sign.service';
+import { SignCard } from './sign-card';
 
 export const metadata: Metadata = { title: '我的' };
 
@@ -7,6 +12,7 @@ const ROLE_LABEL = { user: '普通用户', merchant: '商家', admin: '管理员
 
 export default async function MePage() {
   const user = await requirePageUser('/me');
+  const sign = await signStatus(db, redis, user.id);
   return (
     <section className="p-6">
       <div className="flex items-center gap-4">
@@ -18,6 +24,12 @@ export default async function MePage() {
           <p className="text-sm text-gray-500" data-testid="profile-role">{ROLE_LABEL[user.role]}</p>
         </div>
       </div>
+      <nav className="mt-4 flex gap-3 text-sm">
+        <Link href={`/users/${user.id}`} className="rounded-full bg-gray-100 px-3 py-1" data-testid="my-page">我的主页</Link>
+        <Link href="/feed" className="rounded-full bg-gray-100 px-3 py-1">关注动态</Link>
+        <Link href="/blogs/new" className="rounded-full bg-brand px-3 py-1 text-white">写笔记</Link>
+      </nav>
+      <SignCard initial={sign} />
       <p className="mt-6 text-sm text-gray-500">登录状态 30 分钟无操作后失效，任何操作都会自动续期。</p>
     </section>
   );

@@ -8,6 +8,8 @@ import { getShop, getShopVouchers } from '@/lib/shop/shop.service';
 import { scoreText, yuan } from '@/lib/shop/format';
 import { Stars } from '@/app/(shop)/types/_components/shop-card';
 import { ShopVouchers } from './shop-vouchers';
+import { ShopBlogs } from './shop-blogs';
+import { ViewBeacon } from './view-beacon';
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -57,6 +59,9 @@ export default async function ShopPage({ params }: Props) {
       <div className="h-2 bg-gray-50" />
       <h2 className="px-4 pb-2 pt-4 text-base font-semibold">优惠券</h2>
       <ShopVouchers shopId={shop.id} initial={vouchers} />
+
+      <ShopBlogs shopId={shop.id} />
+      <ViewBeacon shopId={shop.id} />
 
       <p className="pb-8 text-center">
         <Link href={`/types/${shop.typeId}`} className="text-sm text-brand" data-testid="shop-type-link">

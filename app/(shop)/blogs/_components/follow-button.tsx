@@ -1,0 +1,36 @@
+'use client';
+
+import { useState } from 'react';
+import { api, ApiError } from '@/lib/web/client-api';
+
+export function FollowButton({ userId, initial }: { userId: string; initial: boolean }) {
+  const [following, setFollowing] = useState(initial);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  return (
+    <span className="inline-flex items-center gap-2">
+      <button
+        type="button"
+        data-testid="follow-button"
+        data-following={following}
+        disabled={busy}
+        className={`rounded-full px-4 py-1 text-sm ${following ? 'bg-gray-100 text-gray-600' : 'bg-brand text-white'}`}
+        onClick={async () => {
+          setBusy(true);
+          setError('');
+          try {
+            const r = await api<{ following: boolean }>(`/api/users/${userId}/follow`, { method: following ? 'DELETE' : 'POST' });
+            setFollowing(r.following);
+          } catch (e) {
+            setError(e instanceof ApiError ? e.message : '操作失败');
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        {following ? '已关注' : '+ 关注'}
+      </button>
+      {error && <span className="text-xs text-red-500">{error}</span>}
+    </span>
+  );
+}

@@ -1,0 +1,54 @@
+'use client';
+
+import { useState } from 'react';
+import type { BlogView } from '@/lib/blog/blog.view';
+import { api, ApiError } from '@/lib/web/client-api';
+import { BlogCard } from '../blogs/_components/blog-card';
+
+type Cursor = { max: number; offset: number } | null;
+
+/** The follow feed, newest first; "更多" asks for the page after the cursor the last page returned. */
+export function FeedList({ initial, initialNext }: { initial: BlogView[]; initialNext: Cursor }) {
+  const [items, setItems] = useState(initial);
+  const [next, setNext] = useState<Cursor>(initialNext);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  if (items.length === 0) return <p className="py-16 text-center text-sm text-gray-400" data-testid="feed-empty">关注的人发布笔记后会出现在这里</p>;
+  return (
+    <>
+      <div className="grid grid-cols-2 gap-2 px-3 py-2" data-testid="feed-list">
+        {items.map((b) => (
+          <BlogCard key={b.id} blog={b} />
+        ))}
+      </div>
+      {next ? (
+        <p className="py-3 text-center">
+          <button
+            type="button"
+            disabled={busy}
+            className="text-sm text-brand"
+            data-testid="feed-more"
+            onClick={async () => {
+              setBusy(true);
+              setError('');
+              try {
+                const r = await api<{ items: BlogView[]; next: Cursor }>(`/api/feed?max=${next.max}&offset=${next.offset}`);
+                setItems((cur) => [...cur, ...r.items.filter((b) => !cur.some((c) => c.id === b.id))]);
+                setNext(r.next);
+              } catch (e) {
+                setError(e instanceof ApiError ? e.message : '加载失败');
+              } finally {
+                setBusy(false);
+              }
+            }}
+          >
+            {busy ? '加载中…' : '加载更多'}
+          </button>
+          {error && <span className="ml-2 text-xs text-red-500">{error}</span>}
+        </p>
+      ) : (
+        <p className="py-3 text-center text-xs text-gray-400">没有更多了</p>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,22 @@
+import { route } from '@/lib/http/route';
+import { expectNoBody, parseId, parseJson } from '@/lib/http/parse';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { blogUpdateSchema } from '@/lib/blog/blog.schema';
+import { deleteBlog, getBlogDetail, updateBlog } from '@/lib/blog/blog.service';
+
+/** GET /api/blogs/{id} — the note with its first five likers (in like order) and comments. */
+export const GET = route({ auth: 'optional' }, async ({ params, user }) => getBlogDetail(db, redis, parseId(params.id, '笔记 id'), user?.id ?? null));
+
+/** PUT /api/blogs/{id} {title?,content?} — the author edits the text. */
+export const PUT = route({ auth: 'user' }, async ({ req, params, user }) => {
+  const id = parseId(params.id, '笔记 id');
+  return updateBlog(db, user, id, await parseJson(req, blogUpdateSchema));
+});
+
+/** DELETE /api/blogs/{id} — the author deletes the note; it leaves every feed. */
+export const DELETE = route({ auth: 'user' }, async ({ req, params, user }) => {
+  const id = parseId(params.id, '笔记 id');
+  await expectNoBody(req);
+  return deleteBlog(db, redis, user, id);
+});

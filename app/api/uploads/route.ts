@@ -1,0 +1,21 @@
+import { route } from '@/lib/http/route';
+import { readCappedBytes } from '@/lib/http/parse';
+import { AppError } from '@/lib/errors';
+import { consume } from '@/lib/rate-limit';
+import { MAX_UPLOAD_BYTES, storeImage } from '@/lib/upload/image';
+
+/**
+ * POST /api/uploads — the image's bytes as the body (Content-Type image/* or
+ * application/octet-stream; no multipart, no file name: nothing the client names reaches the disk).
+ * Answers `{ name, url, width, height }`; the name is what a note's `images` lists.
+ */
+export const POST = route({ auth: 'user' }, async ({ req, user }) => {
+  const type = (req.headers.get('content-type') ?? '').toLowerCase();
+  if (!type.startsWith('image/') && !type.startsWith('application/octet-stream')) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', '请直接上传图片文件');
+  }
+  if (Number(req.headers.get('content-length') ?? '0') > MAX_UPLOAD_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '图片不能超过 5 MB');
+  await consume('uploadUser', user.id);
+  const stored = await storeImage(await readCappedBytes(req, MAX_UPLOAD_BYTES));
+  return { ...stored, url: `/api/uploads/${stored.name}` };
+});

@@ -1,0 +1,11 @@
+import { route } from '@/lib/http/route';
+import { parseId, parseQuery } from '@/lib/http/parse';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { pageQuerySchema } from '@/lib/blog/blog.schema';
+import { userBlogs } from '@/lib/blog/blog.service';
+
+/** GET /api/users/{id}/blogs?page — a user's notes, newest first. */
+export const GET = route({ auth: 'optional' }, async ({ req, params, user }) =>
+  userBlogs(db, redis, parseId(params.id, '用户 id'), parseQuery(req, pageQuerySchema).page, user?.id ?? null),
+);

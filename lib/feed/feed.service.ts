@@ -1,0 +1,68 @@
+/**
+ * Reading the feed: scroll paging over the inbox ZSET by (max score, offset), newest first.
+ * A page is ZREVRANGEBYSCORE inbox max -inf LIMIT offset count; the next cursor is the smallest
+ * score on the page and how many entries on the page carry it (plus the previous offset when the
+ * whole page shares the cursor's score). Notes pushed meanwhile have larger scores and never shift
+ * the pages already read, and notes with equal timestamps are neither skipped nor repeated.
+ * Entries whose note was deleted are left out of the page but stay in the inbox (removing them
+ * would shift the offsets of a scroll in progress); the cap ages them out.
+ */
+import type { Executor } from '@/lib/db/client';
+import { keys } from '@/lib/redis/keys';
+import type { RedisClient } from '@/lib/redis/types';
+import { findBlogsByIds } from '@/lib/blog/blog.repository';
+import { likedByUser } from '@/lib/blog/like';
+import { toBlogView, type BlogView } from '@/lib/blog/blog.view';
+
+export const FEED_PAGE_SIZE = 10;
+
+export interface FeedCursor {
+  max: number;
+  offset: number;
+}
+
+export interface ScrollPage {
+  ids: string[];
+  /** null when this page reached the end. */
+  next: FeedCursor | null;
+}
+
+/** One page of blog ids from the inbox: the raw scroll step, separate from loading notes. */
+export async function scrollInbox(redis: RedisClient, userId: string, cursor: FeedCursor | null, count = FEED_PAGE_SIZE): Promise<ScrollPage> {
+  const max = cursor ? String(cursor.max) : '+inf';
+  const offset = cursor?.offset ?? 0;
+  const flat = await redis.zrevrangebyscore(keys.feed(userId), max, '-inf', 'WITHSCORES', 'LIMIT', offset, count);
+  const ids: string[] = [];
+  let minScore = 0;
+  let sameAsMin = 0;
+  for (let i = 0; i < flat.length; i += 2) {
+    const score = Number(flat[i + 1]);
+    ids.push(flat[i]!);
+    if (score === minScore) sameAsMin++;
+    else {
+      minScore = score;
+      sameAsMin = 1;
+    }
+  }
+  if (ids.length < count) return { ids, next: null };
+  // When every entry of the page has the cursor's own score, skip past the earlier ones too.
+  const nextOffset = cursor && minScore === cursor.max ? sameAsMin + offset : sameAsMin;
+  return { ids, next: { max: minScore, offset: nextOffset } };
+}
+
+export async function readFeed(
+  db: Executor,
+  redis: RedisClient,
+  userId: string,
+  cursor: FeedCursor | null,
+): Promise<{ items: BlogView[]; next: FeedCursor | null }> {
+  const page = await scrollInbox(redis, userId, cursor);
+  const rows = await findBlogsByIds(db, page.ids);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const liked = await likedByUser(db, redis, rows, userId);
+  const items = page.ids.flatMap((id) => {
+    const r = byId.get(id);
+    return r ? [toBlogView(r, liked.has(id))] : [];
+  });
+  return { items, next: page.next };
+}

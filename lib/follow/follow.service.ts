@@ -1,0 +1,89 @@
+/**
+ * Follows. tb_follow is the truth; follows:{userId} is its cached SET, filled whole from the table
+ * when missing (with a marker member so "follows nobody" is cached too) and updated in place after
+ * each committed write only while it is cached (lua/follow-apply-1.lua), so a lost set is never
+ * replaced by a partial one. A TTL bounds the staleness of a fill that raced a write.
+ *
+ * 共同关注 is not SINTER: two users' sets live in different Redis Cluster slots, so each set is
+ * read on its own (SMEMBERS) and intersected here.
+ */
+import type { Executor } from '@/lib/db/client';
+import { AppError, notFound } from '@/lib/errors';
+import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
+import type { RedisClient } from '@/lib/redis/types';
+import {
+  countFollowers, countFollowing, deleteFollow, findPublicUser, findUsersIn, insertFollow, listFollowedIds, listFollowUsers,
+} from '@/lib/follow/follow.repository';
+
+/** A user follows at most this many others (bounds the SET and the fill script's arguments). */
+export const MAX_FOLLOWING = 2000;
+const FOLLOWS_TTL_SECONDS = 24 * 3600;
+const MARKER = '0';
+
+export async function follow(db: Executor, redis: RedisClient, userId: string, targetId: string): Promise<{ following: true }> {
+  if (userId === targetId) throw new AppError('BAD_REQUEST', '不能关注自己');
+  if (!(await findPublicUser(db, targetId))) throw notFound('用户');
+  if ((await countFollowing(db, userId)) >= MAX_FOLLOWING) throw new AppError('CONFLICT', `最多关注 ${MAX_FOLLOWING} 人`);
+  if (await insertFollow(db, userId, targetId)) await runScript(redis, 'follow-apply', [keys.follows(userId)], [targetId, '1']);
+  return { following: true };
+}
+
+export async function unfollow(db: Executor, redis: RedisClient, userId: string, targetId: string): Promise<{ following: false }> {
+  if (!(await findPublicUser(db, targetId))) throw notFound('用户');
+  if (await deleteFollow(db, userId, targetId)) await runScript(redis, 'follow-apply', [keys.follows(userId)], [targetId, '0']);
+  return { following: false };
+}
+
+/** The ids a user follows, from the SET (filled from the DB when missing). */
+export async function followedIds(db: Executor, redis: RedisClient, userId: string): Promise<Set<string>> {
+  const key = keys.follows(userId);
+  let members = await redis.smembers(key);
+  if (members.length === 0) {
+    const ids = await listFollowedIds(db, userId);
+    await runScript(redis, 'follow-fill', [key], [FOLLOWS_TTL_SECONDS, ...ids]);
+    members = ids;
+  }
+  return new Set(members.filter((m) => m !== MARKER));
+}
+
+export async function isFollowing(db: Executor, redis: RedisClient, userId: string, targetId: string): Promise<boolean> {
+  return (await followedIds(db, redis, userId)).has(targetId);
+}
+
+/** Users both follow: two single-slot reads intersected in the process (Cluster-safe). */
+export async function commonFollows(db: Executor, redis: RedisClient, userId: string, otherId: string) {
+  const [mine, theirs] = await Promise.all([followedIds(db, redis, userId), followedIds(db, redis, otherId)]);
+  const both = [...mine].filter((id) => theirs.has(id));
+  const users = await findUsersIn(db, both.slice(0, 50));
+  return users.map((u) => ({ id: u.id, nickName: u.nick_name, icon: u.icon }));
+}
+
+export interface UserProfile {
+  id: string;
+  nickName: string;
+  icon: string;
+  city: string;
+  introduce: string;
+  followers: number;
+  following: number;
+  /** Whether the viewer follows this user (null for visitors and for oneself). */
+  followedByMe: boolean | null;
+}
+
+export async function userProfile(db: Executor, redis: RedisClient, id: string, viewerId: string | null): Promise<UserProfile> {
+  const u = await findPublicUser(db, id);
+  if (!u) throw notFound('用户');
+  const [followers, following, followedByMe] = await Promise.all([
+    countFollowers(db, id),
+    countFollowing(db, id),
+    viewerId && viewerId !== id ? isFollowing(db, redis, viewerId, id) : Promise.resolve(null),
+  ]);
+  return { id: u.id, nickName: u.nick_name, icon: u.icon, city: u.city ?? '', introduce: u.introduce ?? '', followers, following, followedByMe };
+}
+
+export async function followList(db: Executor, id: string, direction: 'following' | 'followers') {
+  if (!(await findPublicUser(db, id))) throw notFound('用户');
+  const rows = await listFollowUsers(db, id, direction, 100);
+  return rows.map((u) => ({ id: u.id, nickName: u.nick_name, icon: u.icon }));
+}
