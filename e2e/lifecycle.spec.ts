@@ -4,6 +4,7 @@
  * with ORDER_PAY_TIMEOUT_SECONDS=12; with a longer window (the main e2e run) it skips itself.
  *   grab → 去支付 → 支付 → the redeem code and its QR are shown → the merchant redeems it → 已使用
  *   grab → let it time out → 已取消 (超时), and the unit is back on the shop page
+ *   normal voucher: 购买 → 支付 → 申请退款 → the merchant approves → 已退款
  */
 import { expect, test, type Page } from '@playwright/test';
 import { JourneyData } from './support/journey-data';
