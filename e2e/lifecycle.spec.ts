@@ -4,6 +4,7 @@
  * with ORDER_PAY_TIMEOUT_SECONDS=12; with a longer window (the main e2e run) it skips itself.
  *   grab → 去支付 → 支付 → the redeem code and its QR are shown → the merchant redeems it → 已使用
  *   grab → let it time out → 已取消 (超时), and the unit is back on the shop page
+ *   normal voucher: 购买 → 支付 → 申请退款 → the merchant approves → 已退款
  */
 import { expect, test, type Page } from '@playwright/test';
 import { JourneyData } from './support/journey-data';
@@ -99,4 +100,33 @@ test('grab → let it time out → 已取消 (超时) and the unit is back on th
   const again = page.getByTestId('voucher').filter({ hasText: v.title }).getByTestId('seckill-grab');
   await expect(again.getByTestId('seckill-remaining')).toHaveText('剩余 1 张');
   expect((await data.invariants(v.id)).violations).toEqual([]);
+});
+
+test('normal voucher: 购买 → 支付 → 申请退款 → the merchant approves in the console → 已退款', async ({ page, browser }) => {
+  await loginBySms(page, undefined, '/');
+  await page.goto(`/shops/${shopId}`);
+  const normal = page.locator('[data-testid="voucher"][data-voucher-type="normal"]').first();
+  const title = (await normal.getByTestId('voucher-title').innerText()).trim();
+  await normal.getByTestId('voucher-buy').click();
+  await expect(page).toHaveURL(/\/orders/);
+  const item = page.getByTestId('order-item').filter({ hasText: title }).first();
+  await expect(item.getByTestId('order-status')).toHaveText('待支付');
+  const orderId = await item.getAttribute('data-order-id');
+  await item.getByTestId('order-pay').click();
+  await expect(item.getByTestId('order-status')).toHaveText('已支付');
+  await item.getByTestId('order-refund').click();
+  await expect(item.getByTestId('order-status')).toHaveText('退款中');
+
+  const merchant = await browser.newContext({ viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false });
+  const console_ = await merchant.newPage();
+  const voucherId = await page.evaluate(async (id) => (await (await fetch(`/api/orders/${id}`)).json()).data.voucherId as string, orderId);
+  await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, `/admin/vouchers/${voucherId}/orders?status=5`);
+  await console_.getByTestId(`approve-refund-${orderId}`).click();
+  await console_.getByTestId(`approve-refund-${orderId}-confirm`).click();
+  await expect(console_.getByTestId('voucher-order-row')).toHaveCount(0);
+  await shot(console_, 'admin-refund-approved');
+  await merchant.close();
+
+  await page.reload();
+  await expect(page.locator(`[data-testid="order-item"][data-order-id="${orderId}"]`).getByTestId('order-status')).toHaveText('已退款');
 });

@@ -29,7 +29,7 @@ import { POST as buyRoute } from '@/app/api/vouchers/[id]/buy/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { startTimeoutWorker, type TimeoutWorker } from '@/lib/order/timeout';
 import { markCancelled, returnStockRow } from '@/lib/order/lifecycle.repository';
-import { completeReturn } from '@/lib/order/stock-return';
+import { completeReturn, returnUnitToRedis } from '@/lib/order/stock-return';
 import { signNotify } from '@/lib/payment/signature';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
@@ -150,21 +150,27 @@ describe('cancel and the unit returned exactly once', () => {
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 0, dbStock: 0, dbOrders: 1 });
   });
 
-  it('a crash between the MySQL commit and the Redis return: the backstop completes it, and a retry returns nothing more', async () => {
-    const { users, orderOf, voucherId } = await saleWithOrders(2, 2);
+  it('a crash between the MySQL commit and the Redis return: the backstop completes it; a late retry after the buyer grabbed again changes nothing', async () => {
+    const { users, orderOf, voucherId } = await saleWithOrders(2, 1);
     const a = users[0]!;
     // The MySQL half alone, as if the process died right after the commit.
     await db.transaction().execute(async (trx) => {
       expect(await markCancelled(trx, orderOf(a), 'buyer', 5)).toBe(true);
       expect(await returnStockRow(trx, voucherId)).toBe(true);
     });
-    const mid = await assertInvariants(voucherId);
-    expect(mid).toMatchObject({ returnsOwed: 1, redisStock: 0, dbStock: 1 });
-    // Generous for the same reason as the lost-message test below: a backstop round may be busy with a backlog.
+    expect(await assertInvariants(voucherId)).toMatchObject({ returnsOwed: 1, redisStock: 1, dbStock: 2, buyers: 1, dbOrders: 0 });
+    // Generous: a backstop round may be busy with a backlog of other files' overdue orders first.
     await waitFor('backstop completed the return', async () => (await orderRow(db, orderOf(a))).stock_return === 2, 60_000, 200);
-    const once = { id: orderOf(a), voucherId, userId: a.userId };
-    await completeReturn(db, redis, once);
-    await completeReturn(db, redis, once);
+    expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 2, dbStock: 2, buyers: 0, returnsOwed: 0 });
+
+    // The buyer grabs again (and pays); then a stale retry of the old return arrives: it must neither
+    // remove the new buyer nor add a unit.
+    const [again] = await grabAll(db, redis, voucherId, [a.userId]);
+    await waitPersisted(db, redis, voucherId, 2);
+    expect((await post(payRoute, a, again!)).status).toBe(200);
+    const old = { id: orderOf(a), voucherId, userId: a.userId };
+    expect(await returnUnitToRedis(redis, old)).toBe(false);
+    await completeReturn(db, redis, old);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 1, dbStock: 1, dbOrders: 1, buyers: 1, returnsOwed: 0 });
   });
 });

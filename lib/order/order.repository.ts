@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '@/lib/db/client';
 import type { OrderMessage } from '@/lib/order/message';
+import { LIVE_ORDER_STATUSES } from '@/lib/seckill/seckill.repository';
 
 /**
  * INSERT IGNORE: an order id (or user + voucher) that is already there is skipped, which is what
@@ -22,7 +23,8 @@ export async function insertOrder(db: Executor, order: { id: string; userId: str
 }
 
 export async function hasOrderFor(db: Executor, voucherId: string, userId: string): Promise<boolean> {
-  const row = await db.selectFrom('tb_voucher_order').select('id').where('voucher_id', '=', voucherId).where('user_id', '=', userId).executeTakeFirst();
+  // Only a live order counts: a cancelled or refunded one gave its unit back, and its buyer may grab again.
+  const row = await db.selectFrom('tb_voucher_order').select('id').where('voucher_id', '=', voucherId).where('user_id', '=', userId).where('status', 'in', LIVE_ORDER_STATUSES).executeTakeFirst();
   return row !== undefined;
 }
 
