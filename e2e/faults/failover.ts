@@ -15,6 +15,7 @@ import { PrivateMariaDb, PrivateRabbit } from './private-services';
 import { sleep, waitFor } from './procs';
 import { Cluster as Services } from './cluster';
 import { Storm } from './storm';
+import { countForgotten, createSale, passed, settle } from './sale';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -58,9 +59,6 @@ async function main(): Promise<number> {
   const { keys } = await import('@/lib/redis/keys');
   const { slotOf } = await import('@/lib/redis/slots');
   const { seedDemo } = await import('@/lib/seed/seed');
-  const { createSession } = await import('@/lib/auth/session');
-  const { preheatVoucher } = await import('@/lib/seckill/preheat');
-  const { readSeckillState } = await import('@/lib/seckill/state');
 
   await ensureDatabase(mysql.url);
   const db = createDb(mysql.url, 5);
@@ -68,19 +66,7 @@ async function main(): Promise<number> {
   await seedDemo(db);
   const redis = createRedis() as RedisCluster;
 
-  const stock = USERS * 2; // never sells out: every phase has grabs in flight
-  const shop = await db.selectFrom('tb_shop').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow();
-  const ins = await db.insertInto('tb_voucher').values({ shop_id: shop.id, title: `故障转移 ${Date.now()}`, pay_value: 100, actual_value: 1000, type: 1 }).executeTakeFirstOrThrow();
-  const voucherId = String(ins.insertId);
-  await db.insertInto('tb_seckill_voucher').values({ voucher_id: voucherId, initial_stock: stock, stock, begin_time: new Date(Date.now() - 60_000), end_time: new Date(Date.now() + 3600_000) }).execute();
-  await preheatVoucher(db, redis, voucherId);
-
-  const phones = Array.from({ length: USERS }, (_, i) => `167${String(i).padStart(8, '0')}`);
-  await db.insertInto('tb_user').ignore().values(phones.map((phone) => ({ phone, nick_name: `fo_${phone.slice(-5)}`, password: null }))).execute();
-  const users = [];
-  for (const u of await db.selectFrom('tb_user').select(['id', 'nick_name']).where('phone', 'in', phones).execute()) {
-    users.push({ id: u.id, token: await createSession(redis, { id: u.id, nickName: u.nick_name, icon: '', role: 'user' }) });
-  }
+  const { voucherId, users } = await createSale(db, redis, USERS, '167');
 
   const services = new Services(env, [3141], 1);
   await services.start();
@@ -97,7 +83,6 @@ async function main(): Promise<number> {
     await sleep(BEFORE_MS);
     const acceptedBefore = storm.accepted.size;
     process.kill(pid, 'SIGKILL');
-    const killedAt = Date.now();
     log(`SIGKILL master :${victim} (pid ${pid}, owns slot ${slot}) after ${acceptedBefore} accepted grabs`);
     storm.phase = 'after';
     // The first grab accepted after the kill marks the replica's takeover as the grab path sees it.
@@ -108,55 +93,16 @@ async function main(): Promise<number> {
     await Promise.race([storm.drain(), sleep(15_000)]);
     log(`storm over: ${storm.answers.length} accepted`);
 
-    // Before any repair, what did the new master forget? A buyer answered 200 whom the buyers set
-    // does not hold, or a buyer answered 200 twice (the first grab forgotten, the second accepted).
-    const answers = storm.answers;
-    const buyerSet = new Set(await redis.smembers(keys.seckillBuyers(voucherId)));
-    log(`the new master holds ${buyerSet.size} buyers`);
-    const perUser = new Map<string, number>();
-    for (const x of answers) perUser.set(x.userId, (perUser.get(x.userId) ?? 0) + 1);
-    const notKnown = [...perUser.keys()].filter((u) => !buyerSet.has(u)).length;
-    const twice = [...perUser.values()].filter((n) => n > 1).length;
-    const forgotten = notKnown + twice;
-
-    // The queue drains; every accepted grab must be in MySQL or be a dead letter its buyer sees as failed.
-    const ids = answers.map((x) => x.orderId);
-    const inDb = async () => new Set((await db.selectFrom('tb_voucher_order').select('id').where('id', 'in', ids).execute()).map((r) => r.id));
-    const dead = async () => new Set((await db.selectFrom('tb_order_dead_letter').select('order_id').where('order_id', 'in', ids).execute()).map((r) => r.order_id!));
-    await waitFor('every accepted grab persisted or dead-lettered', async () => {
-      const [p, d] = await Promise.all([inDb(), dead()]);
-      return ids.every((id) => p.has(id) || d.has(id));
-    }, 120_000, 500);
-    const [persisted, failed] = await Promise.all([inDb(), dead()]);
-
-    // The repair: preheat rebuilds Redis from MySQL (buyers unioned in, stock recomputed); then
-    // the grabs that were in flight without an answer drain too, and every invariant must hold.
-    await preheatVoucher(db, redis, voucherId);
-    const quiet = async () => {
-      const st = (await readSeckillState(redis, voucherId))!;
-      const dbRow = await db.selectFrom('tb_seckill_voucher').select(['initial_stock', 'stock']).where('voucher_id', '=', voucherId).executeTakeFirstOrThrow();
-      const n = Number((await db.selectFrom('tb_voucher_order').select((eb) => eb.fn.countAll<number>().as('n')).where('voucher_id', '=', voucherId).executeTakeFirstOrThrow()).n);
-      return st.pending === 0 && st.buyers === n && st.remaining + st.buyers === dbRow.initial_stock && dbRow.stock + n === dbRow.initial_stock;
-    };
-    const repairedMs = await waitFor('invariants after the repair', quiet, 120_000, 500).catch(() => -1);
-    log(repairedMs >= 0 ? `invariants hold ${(repairedMs / 1000).toFixed(1)} s after the repair` : 'invariants still broken 120 s after the repair');
-    const sv = await db.selectFrom('tb_seckill_voucher').select(['initial_stock', 'stock']).where('voucher_id', '=', voucherId).executeTakeFirstOrThrow();
-    const dbOrders = Number((await db.selectFrom('tb_voucher_order').select((eb) => eb.fn.countAll<number>().as('n')).where('voucher_id', '=', voucherId).executeTakeFirstOrThrow()).n);
-    const r = (await readSeckillState(redis, voucherId))!;
-    const dup = await db.selectFrom('tb_voucher_order').select('user_id').where('voucher_id', '=', voucherId).groupBy('user_id').having((eb) => eb.fn.countAll(), '>', 1).execute();
-    const oversold = Math.max(0, dbOrders - sv.initial_stock) + (sv.stock < 0 ? 1 : 0) + (r.remaining < 0 ? 1 : 0);
-    const consistent = r.pending === 0 && r.remaining + r.buyers === sv.initial_stock && sv.stock + dbOrders === sv.initial_stock && r.buyers === dbOrders;
-    // A buyer accepted twice ends with one order (unique user + voucher); their other id is folded into it.
-    const ordersOf = new Set((await db.selectFrom('tb_voucher_order').select('user_id').where('voucher_id', '=', voucherId).execute()).map((r) => r.user_id));
-    const silent = answers.filter((x) => !persisted.has(x.orderId) && !failed.has(x.orderId) && !(perUser.get(x.userId)! > 1 && ordersOf.has(x.userId))).length;
-
+    // Before any repair, what did the new master forget?
+    const { notKnown, twice } = await countForgotten(redis, voucherId, storm);
+    const v = await settle(db, redis, voucherId, storm);
     console.log(`\n| WAIT | accepted | accepted before the kill | forgotten by the failover (not a buyer / accepted twice) | persisted | failed (dead letter) | silently lost | takeover seen by grabs |`);
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-    console.log(`| ${WAIT_MS ? `1 ${WAIT_MS} ms` : 'off'} | ${ids.length} | ${acceptedBefore} | ${forgotten} (${notKnown} / ${twice}) | ${persisted.size} | ${failed.size} | ${silent} | ${(tookOverMs / 1000).toFixed(1)} s |`);
-    console.log(`\nrequests ${storm.sent}: ${[...storm.statuses].map(([k, v]) => `${k} ${v}`).join(', ')}; killed ${(Date.now() - killedAt) / 1000 | 0} s ago`);
-    console.log(`after repair: initial ${sv.initial_stock}, redis remaining ${r.remaining}, buyers ${r.buyers}, pending ${r.pending}, db stock ${sv.stock}, db orders ${dbOrders}`);
-    console.log(`oversold ${oversold} · duplicates ${dup.length} · silently lost ${silent} · invariants ${consistent ? 'hold' : 'BROKEN'}`);
-    return oversold === 0 && dup.length === 0 && silent === 0 && consistent && ids.length > 0 ? 0 : 1;
+    console.log(`| ${WAIT_MS ? `1 ${WAIT_MS} ms` : 'off'} | ${v.accepted} | ${acceptedBefore} | ${notKnown + twice} (${notKnown} / ${twice}) | ${v.persisted} | ${v.failed} | ${v.silent} | ${(tookOverMs / 1000).toFixed(1)} s |`);
+    console.log(`\nrequests ${storm.sent}: ${[...storm.statuses].map(([k, n]) => `${k} ${n}`).join(', ')}`);
+    console.log(`after repair: ${v.summary}`);
+    console.log(`oversold ${v.oversold} · duplicates ${v.duplicates} · silently lost ${v.silent} · invariants ${v.consistent ? 'hold' : 'BROKEN'}`);
+    return passed(v) ? 0 : 1;
   } finally {
     storm.pause();
     await services.stop();

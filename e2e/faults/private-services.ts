@@ -33,7 +33,8 @@ abstract class Service {
 
 export class PrivateRedis extends Service {
   readonly dir = path.join(RUN_DIR, 'redis');
-  constructor(port: number) {
+  /** `fsync`: the AOF policy, or 'off' for no persistence at all (a default redis-server). */
+  constructor(port: number, readonly fsync: 'always' | 'everysec' | 'off' = 'always') {
     super('redis', port);
     rmSync(this.dir, { recursive: true, force: true });
     mkdirSync(this.dir, { recursive: true });
@@ -42,10 +43,10 @@ export class PrivateRedis extends Service {
     return `redis://127.0.0.1:${this.port}/0`;
   }
   protected launch(): Proc {
-    // AOF with fsync on every write: a crash loses no acknowledged grab.
+    // AOF with fsync on every write (the default here): a crash loses no acknowledged grab.
+    const aof = this.fsync === 'off' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', this.fsync];
     return start('redis', need('redis-server'), [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '',
-      '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction',
+      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', ...aof, '--maxmemory-policy', 'noeviction',
     ]);
   }
 }

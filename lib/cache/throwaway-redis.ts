@@ -3,7 +3,10 @@
  * kill -9 without touching the shared server. Ports 6411-6419 are reserved for this.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 export interface ThrowawayRedis {
   url: string;
@@ -42,6 +45,8 @@ export async function startThrowawayRedis(ports = [6411, 6412, 6413, 6414, 6415,
     if (!(await portFree(port))) continue;
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
       stdio: 'ignore',
+      // A test that switches AOF on (CONFIG SET) writes its files here, not into the repository.
+      cwd: mkdtempSync(path.join(tmpdir(), 'hmdp-throwaway-redis-')),
     });
     await waitForPort(port, child);
     return {
