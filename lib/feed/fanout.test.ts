@@ -9,6 +9,7 @@ import { closeDb, db } from '@/lib/db/client';
 import { closeMq } from '@/lib/mq/connection';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { deleteKeys } from '@/lib/redis/keyspace';
 import type { SessionUser } from '@/lib/auth/session';
 import { createBlog, deleteBlog } from '@/lib/blog/blog.service';
 import { follow, unfollow } from '@/lib/follow/follow.service';
@@ -66,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cleanupSocialFixtures();
   await consumer?.stop();
-  for (let i = 0; i < FOLLOWERS; i += 5000) await redis.unlink(...followerIds.slice(i, i + 5000).map((f) => keys.feed(f)));
+  await deleteKeys(redis, followerIds.map((f) => keys.feed(f)));
   await db.deleteFrom('tb_follow').where('follow_user_id', '=', author.id).execute();
   await closeMq();
   await closeDb();

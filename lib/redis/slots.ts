@@ -31,7 +31,8 @@ export function slotOf(key: string | Buffer): number {
 
 export class CrossSlotError extends Error {
   constructor(what: string, keys: (string | Buffer)[]) {
-    super(`${what} touches keys of more than one cluster slot: ${keys.map(String).join(', ')}`);
+    const shown = keys.slice(0, 5).map(String).join(', ');
+    super(`${what} touches keys of more than one cluster slot: ${shown}${keys.length > 5 ? `, … (${keys.length} keys)` : ''}`);
     this.name = 'CrossSlotError';
   }
 }
