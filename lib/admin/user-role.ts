@@ -12,6 +12,8 @@ import { recordAudit } from '@/lib/audit/audit';
 import { assertAdmin, type Actor } from '@/lib/admin/access';
 import { revokeUserSessions } from '@/lib/auth/session';
 import { lockUserRow, setUserRole } from '@/lib/admin/user-role.repository';
+import { findUserByPhone } from '@/lib/auth/user.repository';
+import type { Executor } from '@/lib/db/client';
 
 export const roleChangeInput = z.object({ role: z.enum(['user', 'merchant', 'admin']) }).strict();
 
@@ -29,4 +31,18 @@ export async function changeUserRole(db: DB, redis: RedisClient, actor: Actor, u
   });
   const revoked = before === input.role ? 0 : await revokeUserSessions(redis, userId);
   return { id: userId, role: input.role, changed: before !== input.role, revokedSessions: revoked };
+}
+
+export interface UserRoleView {
+  id: string;
+  phone: string;
+  nickName: string;
+  role: 'user' | 'merchant' | 'admin';
+}
+
+/** The console's user lookup by phone (admin only); null when nobody has that phone. */
+export async function findUserForRoleChange(db: Executor, actor: Actor, phone: string): Promise<UserRoleView | null> {
+  assertAdmin(actor);
+  const u = await findUserByPhone(db, phone);
+  return u ? { id: String(u.id), phone: u.phone, nickName: u.nick_name, role: u.role } : null;
 }

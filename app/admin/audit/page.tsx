@@ -16,6 +16,8 @@ const ACTION: Record<string, string> = {
   'shop.update': '修改店铺',
   'dead-letter.replay': '重放死信',
   'dead-letter.discard': '丢弃死信',
+  'user.role-change': '修改用户角色',
+  'auth.password-failed': '密码登录失败',
 };
 
 /** Only the keys whose value changed, so a long snapshot reads as "title: a → b". */
