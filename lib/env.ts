@@ -16,6 +16,16 @@ const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().positive().default(3000),
+  /** Address the web server listens on (workers/web-server.ts). */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** Web server processes (node:cluster workers); 0 = one per core. */
+  WEB_CONCURRENCY: int(1),
+  /** Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After. */
+  HOT_MAX_IN_FLIGHT: int(512),
+  /** ioredis auto-pipelining: the web server turns it on for its own processes (not the worker). */
+  REDIS_AUTO_PIPELINING: bool.default(false),
+  /** Tests only: `hot` sends lib/test callRoute requests for hot routes over HTTP through the hot server. */
+  TEST_DOOR: z.enum(['handler', 'hot']).default('handler'),
   APP_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 

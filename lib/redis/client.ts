@@ -12,6 +12,8 @@ export function createRedis(url = env.REDIS_URL, options: RedisOptions = {}): Re
     enableOfflineQueue: true,
     // Reconnect forever with a capped backoff; callers see fast errors meanwhile.
     retryStrategy: (times) => Math.min(times * 200, 2000),
+    // Commands issued in one event-loop turn by concurrent requests go out as one write.
+    enableAutoPipelining: env.REDIS_AUTO_PIPELINING,
     ...options,
   });
   client.on('error', (err) => log.warn({ err: err.message, url: redactUrl(url) }, 'redis connection error'));

@@ -1,8 +1,11 @@
 /**
  * Test helpers: real services only. Each test file gets unique phones/ids so files never
  * collide, and `callRoute` drives a route handler with a real Request (no HTTP server needed).
+ * With TEST_DOOR=hot, calls to a hot route (app/api/hot-routes.ts) go over HTTP through the hot
+ * server instead (lib/hot/test-door.ts), so the same tests prove both doors.
  */
 import { randomInt } from 'node:crypto';
+import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 
@@ -24,6 +27,11 @@ export interface CallOptions {
 }
 
 export async function callRoute(handler: Handler, opts: CallOptions = {}) {
+  if (env.TEST_DOOR === 'hot') {
+    const { callThroughHotServer } = await import('@/lib/hot/test-door');
+    const res = await callThroughHotServer(handler, opts);
+    if (res) return res;
+  }
   const url = new URL('http://localhost:3000/api/test');
   for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
   const headers = new Headers(opts.headers);
