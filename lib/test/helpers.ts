@@ -8,6 +8,7 @@ import { randomInt } from 'node:crypto';
 import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { throughHotServer } from '@/lib/hot/test-door';
 
 /** A random valid phone in the 19x range (demo accounts use 138). */
 export function randomPhone(): string {
@@ -27,11 +28,6 @@ export interface CallOptions {
 }
 
 export async function callRoute(handler: Handler, opts: CallOptions = {}) {
-  if (env.TEST_DOOR === 'hot') {
-    const { callThroughHotServer } = await import('@/lib/hot/test-door');
-    const res = await callThroughHotServer(handler, opts);
-    if (res) return res;
-  }
   const url = new URL('http://localhost:3000/api/test');
   for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
   const headers = new Headers(opts.headers);
@@ -39,9 +35,8 @@ export async function callRoute(handler: Handler, opts: CallOptions = {}) {
   if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
   if (opts.token) headers.set('authorization', `Bearer ${opts.token}`);
-  const res = await handler(new Request(url, { method: opts.method ?? (body ? 'POST' : 'GET'), headers, body }), {
-    params: Promise.resolve(opts.params ?? {}),
-  });
+  const req = new Request(url, { method: opts.method ?? (body ? 'POST' : 'GET'), headers, body });
+  const res = (env.TEST_DOOR === 'hot' && (await throughHotServer(handler, req, opts.params ?? {}))) || (await handler(req, { params: Promise.resolve(opts.params ?? {}) }));
   const text = await res.text();
   let json: any;
   try {
