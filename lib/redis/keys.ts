@@ -33,6 +33,9 @@ export const keys = {
   seckillStock: (vid: string) => `seckill:{${vid}}:stock`,
   seckillBuyers: (vid: string) => `seckill:{${vid}}:buyers`,
   seckillPending: (vid: string) => `seckill:{${vid}}:pending`,
+  /** Grab attempts per second of one user / one client address on one voucher (1 s TTL; the voucher's slot). */
+  seckillRateUser: (vid: string, userId: string) => `rl:seckill:{${vid}}:u:${userId}`,
+  seckillRateIp: (vid: string, ip: string) => `rl:seckill:{${vid}}:ip:${ip}`,
   /** Short-lived claim so one worker sweeps a voucher's outbox per interval (not a correctness lock). */
   seckillSweep: (vid: string) => `seckill:{${vid}}:sweep`,
   /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */
