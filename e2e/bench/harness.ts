@@ -66,6 +66,14 @@ export class Harness {
     return { url, proc };
   }
 
+  /** The ceiling (e2e/bench/ceiling-server.ts: bare node:http, constant JSON) in `processes` processes. */
+  async startCeiling(processes: number): Promise<{ url: string; proc: Proc }> {
+    const port = await freePort();
+    const proc = this.spawnProc(`ceiling:${port}`, ['--import', 'tsx', 'e2e/bench/ceiling-server.ts', String(port), String(processes)], this.env());
+    await waitUntil(`ceiling on ${port}`, proc, async () => proc.tail.some((l) => l.includes('ceiling ready')), 30_000);
+    return { url: `http://127.0.0.1:${port}`, proc };
+  }
+
   /** n order workers; resolves once each is consuming. */
   async startWorkers(n: number, extra: Record<string, string> = {}): Promise<Proc[]> {
     const procs = Array.from({ length: n }, (_, i) => this.spawnProc(`worker${i + 1}`, ['--import', 'tsx', 'workers/order-worker.ts'], this.env({ LOG_LEVEL: 'info', ...extra })));
