@@ -1,9 +1,9 @@
 /**
  * The grab path (DESIGN §5): a candidate order id from this process's pool (no round trip) →
  * one Lua script checks the rate limits, decides and records the order in the voucher's outbox →
- * publish to RabbitMQ → answer "pending". A refused grab gives its id back. Everything after the
- * script is best effort by design: if the publish fails the order is still safe in the outbox
- * and the worker's sweeper republishes it.
+ * answer "pending" and publish to RabbitMQ with the other orders of this event-loop turn. A
+ * refused grab gives its id back. Everything after the script is best effort by design: if the
+ * publish fails the order is still safe in the outbox and the worker's sweeper republishes it.
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
@@ -11,9 +11,8 @@ import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { env } from '@/lib/env';
 import { AppError, notFound } from '@/lib/errors';
 import { OrderIdPool } from '@/lib/id/pool';
-import { log } from '@/lib/log';
 import { parseOrderMessage } from '@/lib/order/message';
-import { publishOrder } from '@/lib/order/publish';
+import { publishSoon } from '@/lib/order/publish-batch';
 import { consume, limitMessages } from '@/lib/rate-limit';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
@@ -70,9 +69,8 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   if (!parsed.ok) throw new Error(`grab script wrote a bad outbox entry: ${parsed.reason}`);
   // The sweeper already knows this voucher: every preheat (including the rebuild above) puts it in
   // seckill:active, and a grab is only accepted on preheated keys.
-  await publishOrder(parsed.msg).catch((err: unknown) =>
-    log.warn({ orderId, voucherId: input.voucherId, err: err instanceof Error ? err.message : String(err) }, 'order publish failed; it stays in the outbox for the sweeper'),
-  );
+  // Answered now; published with the rest of this turn's orders (lib/order/publish-batch.ts).
+  publishSoon(parsed.msg);
   return { orderId, status: 'pending' };
 }
 
