@@ -18,6 +18,7 @@ const pinned: Record<string, string> = {
   'seckill-preheat': '0eca3e53ec1e00175bb90f0424df1fdcdb0625b5',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
+  'session-touch': '60db9c5b5159a996735be5ba843c3427c934e100',
   'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',
 };
 
