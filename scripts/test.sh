@@ -28,5 +28,7 @@ echo "▶ lint";                 npx eslint . --max-warnings=0
 # Build before the tests: the security suite scans the client bundles, e2e serves the build.
 echo "▶ build";                npx next build >/tmp/hmdp-test-build.log 2>&1 || { tail -40 /tmp/hmdp-test-build.log; exit 1; }
 echo "▶ unit + integration";   npx vitest run
+# The same grab/order tests and the hostile sweep again, hot routes over HTTP through the hot server.
+echo "▶ hot door";             TEST_DOOR=hot npx vitest run lib/seckill lib/order e2e/hostile
 echo "▶ fault suite (CI size)"; npx tsx e2e/faults/run.ts --ci
 echo "▶ browser e2e";          npx playwright test -c e2e/playwright.config.ts
