@@ -85,7 +85,7 @@ export const scenario: Scenario = {
     summary.push(`  ratio to the ceiling ×${round(hot.rps / top.rps, 2)}`);
 
     let dbRps: number | null = null;
-    if (variant !== 'spike' && !a.extra['no-db']) {
+    if (variant !== 'spike' && !process.argv.includes('--no-db')) {
       const dbWeb = await h.startWeb({ SECKILL_STRATEGY: 'db', WEB_CONCURRENCY: String(processes) });
       const dbVoucher = await createTestVoucher(db, redis, { stock, preheat: false, title: `bench grab db ${variant}` });
       const base = await runWrk({ url: `${dbWeb.url}/api/seckill/${dbVoucher}`, tokens, connections: a.connections, durationS: a.duration });
