@@ -22,6 +22,8 @@ const schema = z.object({
   WEB_CONCURRENCY: int(1),
   /** Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After. */
   HOT_MAX_IN_FLIGHT: int(512),
+  /** Port of the web server's Prometheus /metrics (hot routes, summed over its processes); 0 = off. */
+  WEB_METRICS_PORT: int(0),
   /** ioredis auto-pipelining: the web server turns it on for its own processes (not the worker). */
   REDIS_AUTO_PIPELINING: bool.default(false),
   /** Tests only: `hot` sends lib/test callRoute requests for hot routes over HTTP through the hot server. */

@@ -22,6 +22,7 @@ function runPrimary(): void {
   // Auto-pipelining suits the web processes (many concurrent requests), not the order worker.
   const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true' });
   for (let i = 0; i < processes; i++) fork();
+  if (env.WEB_METRICS_PORT) void import('@/lib/hot/metrics').then((m) => m.serveClusterMetrics(env.WEB_METRICS_PORT, env.HOST));
   let listening = 0;
   cluster.on('listening', () => {
     if (++listening === processes) {
@@ -50,18 +51,20 @@ function runPrimary(): void {
 }
 
 async function runWorker(): Promise<void> {
-  const [{ default: next }, { createHotServer }, { hotRoutes }, { closeDb }, { closeRedis }, { closeMq }] = await Promise.all([
+  const [{ default: next }, { createHotServer }, { observeHotRoute, answerClusterMetrics }, { hotRoutes }, { closeDb }, { closeRedis }, { closeMq }] = await Promise.all([
     import('next'),
     import('@/lib/hot/server'),
+    import('@/lib/hot/metrics'),
     import('@/app/api/hot-routes'),
     import('@/lib/db/client'),
     import('@/lib/redis/client'),
     import('@/lib/mq/connection'),
   ]);
+  if (env.WEB_METRICS_PORT) answerClusterMetrics();
   const app = next({ dev: false, dir: process.cwd(), hostname: env.HOST, port: env.PORT });
   const handle = app.getRequestHandler();
   await app.prepare();
-  const server = createHotServer({ routes: hotRoutes, fallback: (req, res) => handle(req, res), maxInFlight: env.HOT_MAX_IN_FLIGHT });
+  const server = createHotServer({ routes: hotRoutes, fallback: (req, res) => handle(req, res), maxInFlight: env.HOT_MAX_IN_FLIGHT, observe: observeHotRoute });
   server.keepAliveTimeout = 65_000;
   server.listen(env.PORT, env.HOST);
 
