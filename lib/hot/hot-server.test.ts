@@ -22,9 +22,8 @@ import { throughHotServer } from '@/lib/hot/test-door';
 import { writeReply } from '@/lib/hot/node-adapter';
 import { closeMq } from '@/lib/mq/connection';
 import { closeRedis, redis } from '@/lib/redis/client';
-import { callRoute } from '@/lib/test/helpers';
-import { GET as shopVouchersRoute } from '@/app/api/shops/[id]/vouchers/route';
-import { createTestUsers, createTestVoucher, waitOutShortLivedKeys } from '@/lib/seckill/testing';
+import { route } from '@/lib/http/route';
+import { createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys } from '@/lib/seckill/testing';
 
 const servers: http.Server[] = [];
 
@@ -78,31 +77,45 @@ describe('hot server', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(5);
   });
 
-  it('above the in-flight limit a hot route answers 503 + Retry-After at once; the rest are served', async () => {
-    const base = await start(2);
-    const shopId = '987654321';
-    const direct = await callRoute(shopVouchersRoute, { params: { id: shopId } });
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  it('above the in-flight limit a hot route answers 503 + Retry-After at once; the requests in flight are served', async () => {
+    // A hot route whose handler waits for the test: exactly 2 requests can be in flight.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const slow = route({ auth: 'none' }, async () => {
+      await gate;
+      return { ok: true };
+    });
+    const server = createHotServer({ routes: [{ name: 'slow', method: 'GET', path: '/api/slow', handler: slow }], maxInFlight: 2, fallback: () => {} });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 10 });
+    const answers: { status: number; retryAfter?: string; body: string }[] = [];
     const get = () =>
-      new Promise<{ status: number; retryAfter?: string; body: string }>((resolve, reject) => {
+      new Promise<void>((resolve, reject) => {
         http
-          .get(`${base}/api/shops/${shopId}/vouchers`, { agent }, (res) => {
+          .get(`${base}/api/slow`, { agent }, (res) => {
             let body = '';
             res.on('data', (c: Buffer) => (body += c.toString()));
-            res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'], body }));
+            res.on('end', () => (answers.push({ status: res.statusCode!, retryAfter: res.headers['retry-after'], body }), resolve()));
           })
           .on('error', reject);
       });
-    const results = await Promise.all(Array.from({ length: 64 }, get));
-    agent.destroy();
-    const shed = results.filter((r) => r.status === 503);
-    expect(shed.length).toBeGreaterThan(0);
-    for (const r of shed) {
-      expect(r.retryAfter).toBe('1');
-      expect(JSON.parse(r.body)).toEqual(SHED_REPLY.body);
+    const all = Promise.all(Array.from({ length: 10 }, get));
+    // The 8 over the limit are answered while the 2 in flight still wait.
+    await waitFor('8 shed answers', async () => answers.length >= 8, 10_000, 10);
+    expect(answers).toHaveLength(8);
+    for (const a of answers) {
+      expect(a.status).toBe(503);
+      expect(a.retryAfter).toBe('1');
+      expect(JSON.parse(a.body)).toEqual(SHED_REPLY.body);
     }
-    const served = results.filter((r) => r.status !== 503);
-    expect(served.length).toBeGreaterThanOrEqual(2);
-    for (const r of served) expect({ status: r.status, body: r.body }).toEqual({ status: direct.status, body: direct.text });
+    open();
+    await all;
+    agent.destroy();
+    expect(answers.slice(8)).toEqual([
+      { status: 200, retryAfter: undefined, body: '{"data":{"ok":true}}' },
+      { status: 200, retryAfter: undefined, body: '{"data":{"ok":true}}' },
+    ]);
   });
 });
