@@ -29,6 +29,9 @@ function hotServerPort(): Promise<number> {
 export async function throughHotServer(handler: unknown, req: Request, params: Record<string, string>): Promise<Response | null> {
   const route = hotRoutes.find((r) => r.handler === handler && r.method === req.method);
   if (!route) return null;
+  // An empty path segment cannot name this route over HTTP (`/api/shops//vouchers` is another
+  // path): such calls only exist for the direct handler.
+  if (Object.values(params).some((v) => v === '')) return null;
   const path = route.path.replace(/\[(\w+)\]/g, (_, p: string) => encodeURIComponent(params[p] ?? ''));
   const headers: Record<string, string> = {};
   req.headers.forEach((v, k) => (headers[k] = v));
