@@ -42,7 +42,9 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `npx next start -p ${port}`,
+    // The product's own web server (hot routes on bare node:http, the rest through Next).
+    command: 'node --import tsx workers/web-server.ts',
+    env: { ...(process.env as Record<string, string>), PORT: String(port) },
     cwd: fileURLToPath(new URL('..', import.meta.url)),
     url: `http://127.0.0.1:${port}/api/health`,
     reuseExistingServer: false,

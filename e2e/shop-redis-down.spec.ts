@@ -39,9 +39,9 @@ test.beforeAll(async () => {
   redisServer = await startThrowawayRedis();
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  web = spawn('npx', ['next', 'start', '-p', String(port)], {
+  web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], {
     cwd: root,
-    env: { ...process.env, REDIS_URL: redisServer.url, LOG_LEVEL: 'error' },
+    env: { ...process.env, PORT: String(port), REDIS_URL: redisServer.url, LOG_LEVEL: 'error' },
     stdio: 'ignore',
     detached: true,
   });

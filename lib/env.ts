@@ -18,6 +18,16 @@ const schema = z.object({
   PORT: z.coerce.number().int().positive().default(3000),
   /** Address the servers listen on; anything but loopback is refused while demo credentials remain (lib/http/listen-guard.ts). */
   HOST: z.string().min(1).default('127.0.0.1'),
+  /** Web server processes (node:cluster workers); 0 = one per core. */
+  WEB_CONCURRENCY: int(1),
+  /** Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After. */
+  HOT_MAX_IN_FLIGHT: int(512),
+  /** Port of the web server's Prometheus /metrics (hot routes, summed over its processes); 0 = off. */
+  WEB_METRICS_PORT: int(0),
+  /** ioredis auto-pipelining: the web server turns it on for its own processes (not the worker). */
+  REDIS_AUTO_PIPELINING: bool.default(false),
+  /** Tests only: `hot` sends lib/test callRoute requests for hot routes over HTTP through the hot server. */
+  TEST_DOOR: z.enum(['handler', 'hot']).default('handler'),
   APP_URL: z.string().url().optional(),
   /** Which X-Forwarded-For entry is the client: empty = none (the socket), a hop count, or CIDRs (lib/http/client-ip.ts). */
   TRUSTED_PROXIES: z.string().default(''),

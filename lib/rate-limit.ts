@@ -29,6 +29,9 @@ const limits = {
 
 export type LimitName = keyof typeof limits;
 
+/** For limits counted elsewhere (the grab script counts its own, in the voucher's slot). */
+export const limitMessages = { seckillUser: limits.seckillUser.message, seckillIp: limits.seckillIp.message };
+
 const limiters = new Map<LimitName, RateLimiterRedis>();
 
 function limiter(name: LimitName): RateLimiterRedis {

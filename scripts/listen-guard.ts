@@ -5,12 +5,10 @@
  */
 import { closeDb, db } from '@/lib/db/client';
 import { env } from '@/lib/env';
-import { demoAccountsWithDemoPassword, isLoopbackHost, listenRefusal } from '@/lib/http/listen-guard';
+import { unsafeListenReason } from '@/lib/http/listen-guard';
 
 async function main(): Promise<number> {
-  const host = env.HOST;
-  if (isLoopbackHost(host)) return 0;
-  const refusal = listenRefusal({ host, devSmsInProduction: env.SMS_PROVIDER === 'dev' && env.ALLOW_DEV_SMS_IN_PRODUCTION, demoPhones: await demoAccountsWithDemoPassword(db) });
+  const refusal = await unsafeListenReason(db, env.HOST, env.SMS_PROVIDER === 'dev' && env.ALLOW_DEV_SMS_IN_PRODUCTION);
   if (refusal) console.error(`✗ ${refusal}`);
   return refusal ? 1 : 0;
 }

@@ -33,6 +33,8 @@ echo "▶ unit + integration";   npx vitest run
 echo "▶ again on Redis Cluster"
 cluster_nodes=$(bash scripts/services.sh cluster | tail -1)
 REDIS_CLUSTER_NODES="$cluster_nodes" npx vitest run lib/redis lib/auth lib/lock/lock.test.ts lib/lock/cluster.test.ts lib/cache/cache-client.test.ts lib/seckill lib/order
+# The same grab/order tests and the hostile sweep again, hot routes over HTTP through the hot server.
+echo "▶ hot door";             TEST_DOOR=hot npx vitest run lib/seckill lib/order e2e/hostile
 echo "▶ fault suite (CI size)"; npx tsx e2e/faults/run.ts --ci
 echo "▶ browser e2e";          npx playwright test -c e2e/playwright.config.ts
 echo "▶ browser e2e: order lifecycle (12 s payment window)"; ORDER_PAY_TIMEOUT_SECONDS=12 npx playwright test -c e2e/playwright.config.ts e2e/lifecycle.spec.ts

@@ -40,7 +40,8 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-NODE_ENV=production node_modules/.bin/next start -H "$HOST" -p "$PORT" & pids+=($!)
+# The web server: hot routes on bare node:http, the rest through Next (WEB_CONCURRENCY processes).
+NODE_ENV=production HOST="$HOST" PORT="$PORT" node --import tsx workers/web-server.ts & pids+=($!)
 NODE_ENV=production node_modules/.bin/tsx workers/order-worker.ts & pids+=($!)
 
 healthy=0

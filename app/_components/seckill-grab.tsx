@@ -25,6 +25,22 @@ type Outcome =
 
 const REFUSALS = { ALREADY_BOUGHT: '已抢过', SOLD_OUT: '已售罄', NOT_STARTED: '未开始', ENDED: '已结束' } as const;
 
+/**
+ * An overloaded server sheds grabs with 503 + Retry-After instead of queueing them. Try again a
+ * few times, each after a random 0.5–1.5 s × attempt, so a crowd's retries spread out instead of
+ * arriving together.
+ */
+async function grabRetryingWhenShed(voucherId: string) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api<{ orderId: string; status: 'pending' | 'created' }>(`/api/seckill/${voucherId}`, { method: 'POST' });
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 503 || attempt > 3) throw e;
+      await new Promise((r) => setTimeout(r, (500 + Math.random() * 1000) * attempt));
+    }
+  }
+}
+
 function countdown(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   const d = Math.floor(s / 86400);
@@ -95,7 +111,7 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
     setBusy(true);
     setOutcome(null);
     try {
-      const r = await api<{ orderId: string; status: 'pending' | 'created' }>(`/api/seckill/${voucherId}`, { method: 'POST' });
+      const r = await grabRetryingWhenShed(voucherId);
       setOutcome({ kind: 'order', orderId: r.orderId, state: r.status });
     } catch (e) {
       const err = e instanceof ApiError ? e : new ApiError(0, 'NETWORK', '网络异常，请稍后再试');

@@ -1,5 +1,5 @@
 /**
- * What every bench scenario needs: its own web server(s) and worker(s) (`next start` and
+ * What every bench scenario needs: its own web server(s) and worker(s) (workers/web-server.ts and
  * `workers/order-worker.ts`, on the bench database / Redis db / queue prefix the runner set in
  * process.env), users logged in through the real SMS login, an autocannon storm with a progress
  * line, and cleanup of everything it started.
@@ -57,13 +57,21 @@ export class Harness {
     if (code !== 0) throw new Error(`next build failed:\n${p.tail.join('\n')}`);
   }
 
-  /** `next start` on a free port; resolves once /api/health answers. */
+  /** The product's web server (workers/web-server.ts) on a free port; resolves once /api/health answers. */
   async startWeb(extra: Record<string, string> = {}): Promise<{ url: string; proc: Proc }> {
     const port = await freePort();
-    const proc = this.spawnProc(`web:${port}`, [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port)], this.env({ PORT: String(port), ...extra }));
+    const proc = this.spawnProc(`web:${port}`, ['--import', 'tsx', 'workers/web-server.ts'], this.env({ PORT: String(port), ...extra }));
     const url = `http://127.0.0.1:${port}`;
     await waitUntil(`web server on ${port}`, proc, async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok === true, 60_000);
     return { url, proc };
+  }
+
+  /** The ceiling (e2e/bench/ceiling-server.ts: bare node:http, constant JSON) in `processes` processes. */
+  async startCeiling(processes: number): Promise<{ url: string; proc: Proc }> {
+    const port = await freePort();
+    const proc = this.spawnProc(`ceiling:${port}`, ['--import', 'tsx', 'e2e/bench/ceiling-server.ts', String(port), String(processes)], this.env());
+    await waitUntil(`ceiling on ${port}`, proc, async () => proc.tail.some((l) => l.includes('ceiling ready')), 30_000);
+    return { url: `http://127.0.0.1:${port}`, proc };
   }
 
   /** n order workers; resolves once each is consuming. */

@@ -17,7 +17,8 @@ export class Cluster {
   }
 
   async startWeb(port: number): Promise<void> {
-    this.webs.set(port, start(`web-${port}-${++this.seq}`, 'node_modules/.bin/next', ['start', '-p', String(port)], this.env));
+    const env = { ...this.env, PORT: String(port) };
+    this.webs.set(port, start(`web-${port}-${++this.seq}`, process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], env));
     await waitHttp(`${this.url(port)}/api/health`, 90_000);
   }
 

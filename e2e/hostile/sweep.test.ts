@@ -18,6 +18,7 @@ import { createSession } from '@/lib/auth/session';
 import { randomPhone } from '@/lib/test/helpers';
 import { fakeImages, pngBomb } from '@/lib/upload/testing';
 import { POST as uploadImage } from '@/app/api/uploads/route';
+import { throughHotServer } from '@/lib/hot/test-door';
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 interface RouteFile { url: string; params: string[]; methods: Record<string, Handler> }
@@ -157,7 +158,9 @@ describe('hostile input sweep over every route handler', async () => {
         for (const c of casesFor(r, method)) {
           const before = await snapshot();
           const url = 'http://localhost:3000' + r.url.replace(/\[(\w+)\]/g, (_, p: string) => encodeURIComponent(c.params?.[p] ?? NO_SUCH_ID));
-          const res = await handler(new Request(url, { method, headers: await headersFor(c), body: c.body }), { params: Promise.resolve(c.params ?? {}) });
+          const req = new Request(url, { method, headers: await headersFor(c), body: c.body });
+          // TEST_DOOR=hot: the hot routes are swept over HTTP through the hot server instead.
+          const res = (env.TEST_DOOR === 'hot' && (await throughHotServer(handler, req, c.params ?? {}))) || (await handler(req, { params: Promise.resolve(c.params ?? {}) }));
           const isStream = res.headers.get('content-type')?.includes('text/event-stream');
           const text = isStream ? '' : await res.text();
           if (isStream) await res.body?.cancel();

@@ -51,9 +51,12 @@ describe('live stock', () => {
 
     // No worker is consuming yet: the accepted orders wait in the outbox and the queue.
     for (let i = 0; i < 3; i++) expect((await grab(users[i]!, id, i)).status).toBe(200);
-    const busy = await live(id);
+    // A grab answers once its order is in the outbox; the publish follows (lib/order/publish-batch.ts).
+    const busy = await waitFor('three orders on the queue', async () => {
+      const s = await live(id);
+      return s.numbers.queueDepth >= 3 ? s : null;
+    });
     expect(busy.numbers).toMatchObject({ redisRemaining: 2, buyers: 3, pending: 3, dbOrders: 0 });
-    expect(busy.numbers.queueDepth).toBeGreaterThanOrEqual(3);
     expect(busy.consistency.status).toBe('draining');
 
     worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });

@@ -71,7 +71,9 @@ describe('admin actions during a grab storm', () => {
     storming = false;
     await preheatLoop;
     for (const r of admin) expect(r.status, JSON.stringify(r.json)).toBe(200);
-    expect(preheats).toBeGreaterThan(5); // the preheats really overlapped the storm
+    // The preheats really overlapped the storm (grabs no longer wait for the broker's confirm, so
+    // the 20 waves take only a few preheats' time).
+    expect(preheats).toBeGreaterThan(1);
 
     const accepted = results.filter((r) => r.status === 200).length;
     expect((await readSeckillState(redis, id))!.initial).toBe(310);

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
 import type { Role } from '@/lib/db/schema';
 
 export interface SessionUser {
@@ -51,10 +52,10 @@ export async function pruneSessionIndex(redis: RedisClient, userId: string): Pro
 /** Reads a session and slides its TTL in one round trip; null when missing, expired or revoked. */
 export async function touchSession(redis: RedisClient, token: string): Promise<SessionUser | null> {
   if (!isWellFormedToken(token)) return null;
-  const key = keys.session(token);
-  const res = await redis.multi().hgetall(key).expire(key, env.SESSION_TTL_SECONDS, 'XX').exec();
-  const hash = res?.[0]?.[1] as Record<string, string> | undefined;
-  if (!hash || !hash.id) return null;
+  const flat = await runScript<string[]>(redis, 'session-touch', [keys.session(token)], [env.SESSION_TTL_SECONDS]);
+  const hash: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
+  if (!hash.id) return null;
   const role = hash.role === 'merchant' || hash.role === 'admin' ? hash.role : 'user';
   return { id: hash.id, nickName: hash.nickName ?? '', icon: hash.icon ?? '', role };
 }

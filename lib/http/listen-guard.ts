@@ -43,3 +43,9 @@ export function listenRefusal(c: ListenCheck, warn: (msg: string) => void = cons
   if (doors.length === 0) return null;
   return `refusing to listen on ${c.host}: ${doors.join('; ')}. Change those passwords and set ALLOW_DEV_SMS_IN_PRODUCTION=false, or listen on 127.0.0.1 (the default).`;
 }
+
+/** The guard as every server of the project applies it before it binds: null, or why it must not. */
+export async function unsafeListenReason(db: Executor, host: string, devSmsInProduction: boolean): Promise<string | null> {
+  if (isLoopbackHost(host)) return null;
+  return listenRefusal({ host, devSmsInProduction, demoPhones: await demoAccountsWithDemoPassword(db) });
+}

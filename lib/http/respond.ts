@@ -6,7 +6,25 @@ export function json(data: unknown, init: ResponseInit = {}): Response {
   return Response.json({ data }, init);
 }
 
+/**
+ * A JSON answer before it becomes a Response: the hot server (lib/hot) writes it straight to the
+ * socket, since building a web Response costs more than the rest of a refused grab.
+ */
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export function toResponse(reply: Reply): Response {
+  return Response.json(reply.body, { status: reply.status, headers: reply.headers });
+}
+
 export function errorResponse(err: unknown, context: Record<string, unknown> = {}): Response {
+  return toResponse(errorReply(err, context));
+}
+
+export function errorReply(err: unknown, context: Record<string, unknown> = {}): Reply {
   if (err instanceof ZodError) {
     const fields: Record<string, string> = {};
     for (const issue of err.issues) {
@@ -15,25 +33,22 @@ export function errorResponse(err: unknown, context: Record<string, unknown> = {
     }
     const first = Object.entries(fields)[0];
     const message = first ? (first[0] === '_' ? first[1] : `${first[0]}: ${first[1]}`) : '请求参数不合法';
-    return Response.json({ error: { code: 'VALIDATION', message, fields } }, { status: 400 });
+    return { status: 400, body: { error: { code: 'VALIDATION', message, fields } } };
   }
   if (err instanceof AppError) {
-    const headers = new Headers();
-    if (err.retryAfter !== undefined) headers.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfter))));
+    const headers: Record<string, string> = {};
+    if (err.retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(err.retryAfter)));
     const body: { code: string; message: string; fields?: Record<string, string> } = { code: err.code, message: err.message };
     if (err.fields) body.fields = err.fields;
     if (err.status >= 500) log.error({ ...context, code: err.code, err: err.message }, 'request failed');
-    return Response.json({ error: body }, { status: err.status, headers });
+    return { status: err.status, body: { error: body }, headers };
   }
   if (isDependencyDown(err)) {
     log.error({ ...context, err: (err as Error).message }, 'dependency unavailable');
-    return Response.json(
-      { error: { code: 'SERVICE_UNAVAILABLE', message: '服务繁忙，请稍后再试' } },
-      { status: 503, headers: { 'Retry-After': '2' } },
-    );
+    return { status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE', message: '服务繁忙，请稍后再试' } }, headers: { 'Retry-After': '2' } };
   }
   log.error({ ...context, err }, 'unhandled error');
-  return Response.json({ error: { code: 'INTERNAL', message: '服务器开小差了，请稍后再试' } }, { status: 500 });
+  return { status: 500, body: { error: { code: 'INTERNAL', message: '服务器开小差了，请稍后再试' } } };
 }
 
 const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR']);

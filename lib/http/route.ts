@@ -9,10 +9,10 @@
 import { AppError } from '@/lib/errors';
 import { resolveCaller, type Caller } from '@/lib/auth/resolve';
 import type { SessionUser } from '@/lib/auth/session';
-import { errorResponse, json } from '@/lib/http/respond';
+import { errorReply, toResponse, type Reply } from '@/lib/http/respond';
 import { clientIp } from '@/lib/http/client-ip';
 import { slideSessionOf } from '@/lib/auth/slide';
-import { isHttps, withApiSecurityHeaders } from '@/lib/http/security-headers';
+import { apiSecurityHeaders, isHttps, withApiSecurityHeaders } from '@/lib/http/security-headers';
 
 export type AuthLevel = 'none' | 'optional' | 'user' | 'merchant' | 'admin';
 
@@ -26,24 +26,42 @@ export interface RouteContext<P, U> {
 
 type UserFor<A extends AuthLevel> = A extends 'none' | 'optional' ? SessionUser | null : SessionUser;
 
+/**
+ * A route without the framework: a web Request and its path params in, a Reply (or a Response of
+ * the handler's own, e.g. a stream) out. Next calls it through the exported function; the hot
+ * server (lib/hot) calls it directly and writes the Reply to the socket itself.
+ */
+export type RouteCore<P> = (req: Request, params: P) => Promise<Reply | Response>;
+export type RouteHandler<P> = ((req: Request, ctx: { params: Promise<P> }) => Promise<Response>) & { core: RouteCore<P> };
+
 export function route<A extends AuthLevel, P extends Record<string, string> = Record<string, string>>(
   opts: { auth: A },
   handler: (ctx: RouteContext<P, UserFor<A>>) => Promise<unknown>,
-) {
-  return async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {
+): RouteHandler<P> {
+  const core: RouteCore<P> = async (req, params) => {
     const started = Date.now();
+    const https = isHttps(req.url, req.headers);
     try {
       const caller = opts.auth === 'none' ? null : await resolveCaller(req.headers);
       if (opts.auth === 'none') slideSessionOf(req.headers); // a logged-in visitor reading public pages stays logged in
       authorize(opts.auth, caller);
       if (caller?.via === 'cookie') checkSameOrigin(req);
-      const params = ((await ctx?.params) ?? {}) as P;
       const out = await handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
-      return withApiSecurityHeaders(out instanceof Response ? out : json(out), isHttps(req.url, req.headers));
+      return out instanceof Response ? withApiSecurityHeaders(out, https) : secured({ status: 200, body: { data: out } }, https);
     } catch (err) {
-      return withApiSecurityHeaders(errorResponse(err, { method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started }), isHttps(req.url, req.headers));
+      return secured(errorReply(err, { method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started }), https);
     }
   };
+  const nextHandler = async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {
+    const out = await core(req, ((await ctx?.params) ?? {}) as P);
+    return out instanceof Response ? out : toResponse(out);
+  };
+  return Object.assign(nextHandler, { core });
+}
+
+/** Both doors (Next and the hot server) send what the core returns, so the API's security headers go on here. */
+function secured(reply: Reply, https: boolean): Reply {
+  return { ...reply, headers: { ...apiSecurityHeaders({ https }), ...reply.headers } };
 }
 
 function authorize(level: AuthLevel, caller: Caller | null): void {

@@ -20,7 +20,9 @@ const g = globalThis as unknown as { __hmdpMq?: MqState };
 const state: MqState = g.__hmdpMq ?? (g.__hmdpMq = {});
 
 export async function connectMq(url = env.RABBITMQ_URL): Promise<ChannelModel> {
-  const conn = await amqp.connect(url, { timeout: 5000, clientProperties: { connection_name: `hmdp-${process.pid}` } });
+  // noDelay: Nagle's algorithm holds small confirmed publishes back until the broker's delayed
+  // ACK (tens of ms each); the grab path publishes many small messages.
+  const conn = await amqp.connect(url, { timeout: 5000, noDelay: true, clientProperties: { connection_name: `hmdp-${process.pid}` } });
   conn.on('error', (err: Error) => log.warn({ err: err.message }, 'rabbitmq connection error'));
   return conn;
 }

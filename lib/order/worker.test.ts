@@ -16,7 +16,7 @@ import { db, closeDb, createDb } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
-import { runScript } from '@/lib/redis/scripts';
+import { runGrabScript } from '@/lib/seckill/grab';
 import { closeMq, connectMq, getPublishChannel } from '@/lib/mq/connection';
 import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
 import { callRoute } from '@/lib/test/helpers';
@@ -65,15 +65,10 @@ const orderState = async (u: TestUser, id: string) => (await callRoute(orderRout
 /** An accepted grab exactly as the Lua script records it, but never published: a crash right after the script. */
 async function acceptWithoutPublishing(voucherId: string, userId: string): Promise<OrderMessage> {
   const orderId = await nextOrderId(redis);
-  const [code, payload] = await runScript<[number, string]>(
-    redis,
-    'seckill-grab',
-    [keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId), keys.seckillPending(voucherId)],
-    [voucherId, userId, orderId],
-  );
+  const [code, payload] = await runGrabScript(redis, { voucherId, userId, orderId });
   expect(code).toBe(0);
   await redis.sadd(keys.seckillActive(), voucherId);
-  const parsed = parseOrderMessage(payload);
+  const parsed = parseOrderMessage(payload!);
   if (!parsed.ok) throw new Error(parsed.reason);
   return parsed.msg;
 }

@@ -13,6 +13,8 @@ const commandDefaults: RedisOptions = {
   enableOfflineQueue: true,
   // Reconnect forever with a capped backoff; callers see fast errors meanwhile.
   retryStrategy: (times) => Math.min(times * 200, 2000),
+  // Commands issued in one event-loop turn by concurrent requests go out as one write (web server only).
+  enableAutoPipelining: env.REDIS_AUTO_PIPELINING,
 };
 
 /** Outside production every client refuses cross-slot calls, so one-node test runs catch them. */
@@ -47,6 +49,7 @@ export function createCluster(nodes: string[], options: RedisOptions = {}, clust
     retryDelayOnClusterDown: 300,
     retryDelayOnTryAgain: 100,
     maxRedirections: 16,
+    enableAutoPipelining: env.REDIS_AUTO_PIPELINING,
     clusterRetryStrategy: (times) => Math.min(times * 200, 2000),
     ...clusterOptions,
   });

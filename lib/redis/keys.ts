@@ -35,6 +35,9 @@ export const keys = {
   seckillPending: (vid: string) => `seckill:{${vid}}:pending`,
   /** Order ids whose unit a cancel or refund already gave back to Redis (makes the return idempotent). */
   seckillReturned: (vid: string) => `seckill:{${vid}}:returned`,
+  /** Grab attempts per second of one user / one client address on one voucher (1 s TTL; the voucher's slot). */
+  seckillRateUser: (vid: string, userId: string) => `rl:seckill:{${vid}}:u:${userId}`,
+  seckillRateIp: (vid: string, ip: string) => `rl:seckill:{${vid}}:ip:${ip}`,
   /** Short-lived claim so one worker sweeps a voucher's outbox per interval (not a correctness lock). */
   seckillSweep: (vid: string) => `seckill:{${vid}}:sweep`,
   /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */

@@ -1,19 +1,19 @@
 /**
- * The grab path (README: Flash sale): rate limits → order id → one Lua script decides and records the
- * order in the voucher's outbox → publish to RabbitMQ → answer "pending". Everything after the
- * script is best effort by design: if the publish fails the order is still safe in the outbox
- * and the worker's sweeper republishes it.
+ * The grab path (README: Flash sale): a candidate order id from this process's pool (no round trip) →
+ * one Lua script checks the rate limits, decides and records the order in the voucher's outbox →
+ * answer "pending" and publish to RabbitMQ with the other orders of this event-loop turn. A
+ * refused grab gives its id back. Everything after the script is best effort by design: if the
+ * publish fails the order is still safe in the outbox and the worker's sweeper republishes it.
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { env } from '@/lib/env';
 import { AppError, notFound } from '@/lib/errors';
-import { nextOrderId } from '@/lib/id';
-import { log } from '@/lib/log';
+import { OrderIdPool } from '@/lib/id/pool';
 import { parseOrderMessage } from '@/lib/order/message';
-import { publishOrder } from '@/lib/order/publish';
-import { consume } from '@/lib/rate-limit';
+import { publishSoon } from '@/lib/order/publish-batch';
+import { consume, limitMessages } from '@/lib/rate-limit';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { grabVoucherInDb } from '@/lib/seckill/grab-db';
@@ -33,7 +33,7 @@ export interface GrabResult {
   status: 'pending' | 'created';
 }
 
-export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5 } as const;
+export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6 } as const;
 
 const refusals: Record<number, () => AppError> = {
   [GrabCode.UNKNOWN]: () => notFound('秒杀券'),
@@ -43,17 +43,28 @@ const refusals: Record<number, () => AppError> = {
   [GrabCode.SOLD_OUT]: () => new AppError('SOLD_OUT', '已售罄'),
 };
 
-export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput): Promise<GrabResult> {
-  await Promise.all([consume('seckillUser', input.userId), consume('seckillIp', input.ip)]);
-  if (env.SECKILL_STRATEGY === 'db') return grabVoucherInDb(db, redis, input);
+const g = globalThis as unknown as { __hmdpOrderIds?: OrderIdPool };
 
-  const orderId = await nextOrderId(redis);
-  let [code, payload] = await runGrabScript(redis, input.voucherId, input.userId, orderId);
-  // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry once.
-  if (code === GrabCode.UNKNOWN && (await preheatIfOnSale(db, redis, input.voucherId))) {
-    [code, payload] = await runGrabScript(redis, input.voucherId, input.userId, orderId);
+export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput): Promise<GrabResult> {
+  if (env.SECKILL_STRATEGY === 'db') {
+    await Promise.all([consume('seckillUser', input.userId), consume('seckillIp', input.ip)]);
+    return grabVoucherInDb(db, redis, input);
   }
-  if (code !== GrabCode.ACCEPTED || !payload) throw (refusals[code] ?? refusals[GrabCode.UNKNOWN]!)();
+  const ids = (g.__hmdpOrderIds ??= new OrderIdPool(redis));
+  const { id: orderId, giveBack } = await ids.take();
+  const limits = env.RATE_LIMITS ? { user: env.SECKILL_USER_PER_SECOND, ip: env.SECKILL_IP_PER_SECOND } : undefined;
+  const first = await runGrabScript(redis, { ...input, orderId, limits });
+  let [code, payload] = first;
+  // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry
+  // once (the limits were counted by the first call).
+  if (code === GrabCode.UNKNOWN && (await preheatIfOnSale(db, redis, input.voucherId))) {
+    [code, payload] = await runGrabScript(redis, { ...input, orderId });
+  }
+  if (code !== GrabCode.ACCEPTED || !payload) {
+    giveBack();
+    if (code === GrabCode.RATE_LIMITED) throw rateLimited(first[2], Number(payload));
+    throw (refusals[code] ?? refusals[GrabCode.UNKNOWN]!)();
+  }
 
   // Opt-in: trade latency for grabs a failover cannot forget (measured in the README).
   if (env.SECKILL_REPLICA_WAIT_MS > 0) await waitForReplica(redis, input.voucherId, env.SECKILL_REPLICA_WAIT_MS);
@@ -61,18 +72,27 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   if (!parsed.ok) throw new Error(`grab script wrote a bad outbox entry: ${parsed.reason}`);
   // The sweeper already knows this voucher: every preheat (including the rebuild above) puts it in
   // seckill:active, and a grab is only accepted on preheated keys.
-  await publishOrder(parsed.msg).catch((err: unknown) =>
-    log.warn({ orderId, voucherId: input.voucherId, err: err instanceof Error ? err.message : String(err) }, 'order publish failed; it stays in the outbox for the sweeper'),
-  );
+  // Answered now; published with the rest of this turn's orders (lib/order/publish-batch.ts).
+  publishSoon(parsed.msg);
   return { orderId, status: 'pending' };
 }
 
-function runGrabScript(redis: RedisClient, voucherId: string, userId: string, orderId: string): Promise<[number, string?]> {
-  return runScript<[number, string?]>(
+function rateLimited(who: string | undefined, waitMs: number): AppError {
+  const message = who === 'ip' ? limitMessages.seckillIp : limitMessages.seckillUser;
+  return new AppError('RATE_LIMITED', message, { retryAfter: waitMs / 1000 });
+}
+
+/** The grab script (also used by tests and the drain bench to record an order as a grab would). */
+export function runGrabScript(
+  redis: RedisClient,
+  o: { voucherId: string; userId: string; orderId: string; ip?: string; limits?: { user: number; ip: number } },
+): Promise<[number, string?, string?]> {
+  const v = o.voucherId;
+  return runScript<[number, string?, string?]>(
     redis,
     'seckill-grab',
-    [keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId), keys.seckillPending(voucherId)],
-    [voucherId, userId, orderId],
+    [keys.seckillMeta(v), keys.seckillStock(v), keys.seckillBuyers(v), keys.seckillPending(v), keys.seckillRateUser(v, o.userId), keys.seckillRateIp(v, o.ip ?? '-')],
+    [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0],
   );
 }
 

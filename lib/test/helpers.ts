@@ -1,10 +1,14 @@
 /**
  * Test helpers: real services only. Each test file gets unique phones/ids so files never
  * collide, and `callRoute` drives a route handler with a real Request (no HTTP server needed).
+ * With TEST_DOOR=hot, calls to a hot route (app/api/hot-routes.ts) go over HTTP through the hot
+ * server instead (lib/hot/test-door.ts), so the same tests prove both doors.
  */
 import { randomInt } from 'node:crypto';
+import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { throughHotServer } from '@/lib/hot/test-door';
 
 /** A random valid phone in the 19x range (demo accounts use 138). */
 export function randomPhone(): string {
@@ -31,9 +35,8 @@ export async function callRoute(handler: Handler, opts: CallOptions = {}) {
   if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
   if (opts.token) headers.set('authorization', `Bearer ${opts.token}`);
-  const res = await handler(new Request(url, { method: opts.method ?? (body ? 'POST' : 'GET'), headers, body }), {
-    params: Promise.resolve(opts.params ?? {}),
-  });
+  const req = new Request(url, { method: opts.method ?? (body ? 'POST' : 'GET'), headers, body });
+  const res = (env.TEST_DOOR === 'hot' && (await throughHotServer(handler, req, opts.params ?? {}))) || (await handler(req, { params: Promise.resolve(opts.params ?? {}) }));
   const text = await res.text();
   let json: any;
   try {

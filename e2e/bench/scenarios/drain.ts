@@ -12,7 +12,7 @@ import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
 import { encodeOrderMessage, parseOrderMessage, type OrderMessage } from '@/lib/order/message';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
-import { runScript } from '@/lib/redis/scripts';
+import { runGrabScript } from '@/lib/seckill/grab';
 import { checkInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
@@ -30,7 +30,6 @@ export const scenario: Scenario = {
     await prepareBenchDb();
     await purgeOrderQueue();
     const voucherId = await createTestVoucher(db, redis, { stock: n, title: 'bench drain' });
-    const vkeys = [keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId), keys.seckillPending(voucherId)];
     // Synthetic buyers (no FK to tb_user): a random block of ids per run.
     const firstUser = 9_000_000_000_000n + BigInt(randomInt(0, 1_000_000)) * 1_000_000n;
 
@@ -43,8 +42,8 @@ export const scenario: Scenario = {
       const msgs = await Promise.all(
         Array.from({ length: size }, async (_, j): Promise<OrderMessage> => {
           const orderId = await nextOrderId(redis);
-          const [code, payload] = await runScript<[number, string]>(redis, 'seckill-grab', vkeys, [voucherId, String(firstUser + BigInt(i + j)), orderId]);
-          const parsed = code === 0 ? parseOrderMessage(payload) : null;
+          const [code, payload] = await runGrabScript(redis, { voucherId, userId: String(firstUser + BigInt(i + j)), orderId });
+          const parsed = code === 0 && payload ? parseOrderMessage(payload) : null;
           if (!parsed?.ok) throw new Error(`pre-fill grab refused with code ${code}`);
           return parsed.msg;
         }),

@@ -1,12 +1,17 @@
 --[[
-  The grab (README: Flash sale), atomically: sale window by Redis' clock, one order per user,
-  stock > 0; then take one unit, record the buyer and put the order in the voucher's outbox.
+  The grab (README: Flash sale) in one round trip, atomically: the per-user and per-IP limits of
+  this voucher, the sale window by Redis' clock, one order per user, stock > 0; then take one
+  unit, record the buyer and put the order in the voucher's outbox. Every key is in the voucher's
+  hash slot (the limit keys carry its tag), so the script runs on one Redis Cluster node.
 
   KEYS[1]  seckill:{vid}:meta     hash: initial, begin (ms), end (ms)
   KEYS[2]  seckill:{vid}:stock    remaining units
   KEYS[3]  seckill:{vid}:buyers   set of user ids
   KEYS[4]  seckill:{vid}:pending  hash orderId -> order message JSON (accepted, not yet in MySQL)
+  KEYS[5]  rl:seckill:{vid}:u:<userId>   grab attempts of this user this second (1 s TTL)
+  KEYS[6]  rl:seckill:{vid}:ip:<ip>      grab attempts from this address this second (1 s TTL)
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
+  ARGV[4]  attempts per user per second (0 = no limit)   ARGV[5] attempts per IP per second (0 = no limit)
 
   Returns  {0, payload}  accepted; payload is the order message written to the outbox
            {1}           unknown voucher (not preheated)
@@ -14,7 +19,36 @@
            {3}           ended
            {4}           already bought
            {5}           sold out
+           {6, ms, who}  rate limited ('user' or 'ip'); retry after ms
 ]]
+local function over(key, limit)
+  if limit <= 0 then
+    return nil
+  end
+  local n = redis.call('INCR', key)
+  if n == 1 then
+    redis.call('PEXPIRE', key, 1000)
+  end
+  if n > limit then
+    local ttl = redis.call('PTTL', key)
+    if ttl < 0 then
+      redis.call('PEXPIRE', key, 1000)
+      ttl = 1000
+    end
+    return ttl
+  end
+  return nil
+end
+
+local userWait = over(KEYS[5], tonumber(ARGV[4]))
+local ipWait = over(KEYS[6], tonumber(ARGV[5]))
+if userWait then
+  return {6, userWait, 'user'}
+end
+if ipWait then
+  return {6, ipWait, 'ip'}
+end
+
 local window = redis.call('HMGET', KEYS[1], 'begin', 'end')
 if not window[1] or not window[2] then
   return {1}

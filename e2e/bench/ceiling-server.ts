@@ -1,0 +1,29 @@
+/**
+ * The bench's ceiling: a bare node:http server answering every request with a constant JSON body
+ * of a grab answer's size, in WEB_CONCURRENCY cluster processes like the web server. Nothing the
+ * product does per request can be faster than this on the same machine.
+ */
+import cluster from 'node:cluster';
+import http from 'node:http';
+
+const port = Number(process.argv[2]);
+const processes = Number(process.argv[3] ?? 1);
+const body = JSON.stringify({ data: { orderId: '1234567890123456789', status: 'pending' } });
+
+if (cluster.isPrimary) {
+  for (let i = 0; i < processes; i++) cluster.fork();
+  let up = 0;
+  cluster.on('listening', () => ++up === processes && console.log(`ceiling ready on ${port}`));
+  process.on('SIGTERM', () => {
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    process.exit(0);
+  });
+} else {
+  http
+    .createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    })
+    .listen(port, '127.0.0.1');
+}

@@ -1,0 +1,57 @@
+-- wrk script of the grab bench (e2e/bench/wrk.ts): POST the URL with a Bearer token from the
+-- file $HMDP_TOKENS, rotating per request. With HMDP_ONCE=1 each token is sent once (thread t
+-- takes tokens t, t+T, ...) and the run ends (SIGINT from the runner) once every share is answered.
+-- done() prints one JSON line: requests, duration, latency percentiles (µs), statuses.
+local tokens = {}
+for line in io.lines(os.getenv("HMDP_TOKENS")) do
+  tokens[#tokens + 1] = line
+end
+local threads = {}
+
+function setup(thread)
+  thread:set("tid", #threads)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  nthreads = tonumber(os.getenv("HMDP_THREADS")) or 1
+  once = os.getenv("HMDP_ONCE") == "1"
+  share = math.floor((#tokens - tid + nthreads - 1) / nthreads)
+  i = tid
+  answered = 0
+  statuses = {}
+end
+
+function request()
+  local token = tokens[(i % #tokens) + 1]
+  i = i + nthreads
+  return wrk.format("POST", nil, { ["Authorization"] = "Bearer " .. token }, nil)
+end
+
+function response(status, headers, body)
+  statuses[tostring(status)] = (statuses[tostring(status)] or 0) + 1
+  answered = answered + 1
+  if once and answered == share then
+    -- wrk's main thread sleeps out -d regardless; the runner sends SIGINT once every thread said so.
+    io.stderr:write("HMDP_THREAD_DONE\n")
+    io.stderr:flush()
+  end
+end
+
+function done(summary, latency, requests)
+  local agg = {}
+  for _, t in ipairs(threads) do
+    for k, v in pairs(t:get("statuses")) do
+      agg[k] = (agg[k] or 0) + v
+    end
+  end
+  local parts = {}
+  for k, v in pairs(agg) do
+    parts[#parts + 1] = string.format('"%s":%d', k, v)
+  end
+  local e = summary.errors
+  io.write(string.format(
+    'WRK_JSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"max_us":%d,"errors":%d,"statuses":{%s}}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.max,
+    e.connect + e.read + e.write + e.timeout, table.concat(parts, ",")))
+end

@@ -1,0 +1,116 @@
+/**
+ * The grab at full speed, driven by wrk (e2e/bench/wrk.ts), with its reference points measured in
+ * the same run: the ceiling (bare node:http constant route, same process count) and the seeds'
+ * DB strategy. Variants:
+ *   accept  stock = users, each user grabs once: every grab accepted, published, persisted
+ *   storm   1000 users rotate on a voucher of small stock (1000× more requests than stock)
+ *   spike   50 000 distinct users, one grab each, all at once: time until every one is answered
+ * --rate R runs the product open loop at R req/s (the harness's generator) instead of wrk.
+ * Every run ends on the drain: oversold = duplicates = lost = 0, invariants hold.
+ * Options: --processes P (web processes, default WEB_CONCURRENCY or 1), --no-db, --users, --stock.
+ */
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { checkInvariants } from '@/lib/seckill/invariants';
+import { dbStockCounts } from '@/lib/seckill/seckill.repository';
+import { readSeckillState } from '@/lib/seckill/state';
+import { createTestUsers, createTestVoucher, waitFor } from '@/lib/seckill/testing';
+import { prepareBenchDb, purgeOrderQueue, round } from '../setup';
+import type { BenchArgs, Scenario } from '../types';
+import type { Harness } from '../harness';
+import { runWrk, type WrkResult } from '../wrk';
+
+const defaults: Record<string, { users: number; stock: (users: number) => number; once: boolean }> = {
+  accept: { users: 40_000, stock: (u) => u, once: true },
+  storm: { users: 1000, stock: () => 100, once: false },
+  spike: { users: 50_000, stock: () => 1000, once: true },
+};
+
+const fmt = (r: WrkResult) =>
+  `${r.requests} req in ${round(r.durationS, 2)} s · ${Math.round(r.rps)} req/s · p50 ${round(r.p50Ms, 2)} ms, p99 ${round(r.p99Ms, 2)} ms, max ${round(r.maxMs)} ms · ` +
+  `${Object.entries(r.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${r.errors ? ` · ${r.errors} socket errors` : ''} · wrk CPU ${Math.round(r.generatorShare * 100)} % of the machine (busy ${Math.round(r.machineBusy * 100)} %)`;
+
+async function storm(h: Harness, a: BenchArgs, url: string, tokens: string[], once: boolean): Promise<WrkResult> {
+  if (a.rate) {
+    const path = new URL(url).pathname;
+    const s = await h.storm({ label: 'open loop', url: new URL(url).origin, path, method: 'POST', tokens, connections: a.connections, durationS: a.duration, rate: a.rate });
+    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN };
+  }
+  return runWrk({ url, tokens, connections: a.connections, durationS: once ? Math.max(a.duration, 60) : a.duration, once });
+}
+
+export const scenario: Scenario = {
+  description: 'the grab on the hot server (wrk), beside the bare node:http ceiling and the DB strategy; verified drain',
+  variants: ['accept', 'storm', 'spike'],
+  async run(h, a, variant) {
+    const d = defaults[variant]!;
+    const users = a.extra.users ? a.users : d.users;
+    const stock = a.extra.stock ? a.stock : d.stock(users);
+    const processes = Number(a.extra.processes ?? process.env.WEB_CONCURRENCY ?? 1);
+    await prepareBenchDb();
+    await purgeOrderQueue();
+    const line = h.progress('users');
+    line(`creating ${users} users with sessions`);
+    const tokens = (await createTestUsers(db, redis, users)).map((u) => u.token);
+    line(`${users} users`, true);
+    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es), ${a.workers} worker(s)`];
+
+    const ceiling = await h.startCeiling(processes);
+    const top = await runWrk({ url: `${ceiling.url}/ceiling`, tokens, connections: a.connections, durationS: d.once ? 60 : a.duration, once: d.once });
+    await h.stop(ceiling.proc);
+    summary.push(`  ceiling (bare node:http): ${fmt(top)}`);
+
+    const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes) });
+    await h.startWorkers(a.workers);
+    const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
+    await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: a.connections, durationS: 2 });
+    const voucherId = await createTestVoucher(db, redis, { stock, title: `bench grab ${variant}` });
+    const hot = await storm(h, a, `${web.url}/api/seckill/${voucherId}`, tokens, d.once);
+    const stormEnd = Date.now();
+    await waitFor('the drain', async () => {
+      const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
+      return s !== null && c !== undefined && s.pending === 0 && c.orders === s.buyers;
+    }, 180_000, 100);
+    const drainS = (Date.now() - stormEnd) / 1000;
+    await h.stopAll();
+    const counts = (await dbStockCounts(db, voucherId))!;
+    const inv = await checkInvariants(db, redis, voucherId, { drained: true });
+    const accepted = hot.statuses['200'] ?? 0;
+    const oversold = Math.max(0, counts.orders - stock);
+    const duplicates = counts.duplicateUsers;
+    const lost = Math.max(0, accepted - counts.orders);
+    const fivexx = Object.entries(hot.statuses).filter(([k]) => k.startsWith('5')).reduce((n, [, v]) => n + v, 0);
+    summary.push(`  hot server: ${fmt(hot)}`);
+    summary.push(`  accepted ${accepted} (${Math.round(accepted / hot.durationS)}/s) · DB orders ${counts.orders} · oversold ${oversold} · duplicates ${duplicates} · lost ${lost} · drain ${round(drainS, 2)} s · invariants ${inv.violations.length ? 'VIOLATED' : 'hold'}`);
+    summary.push(`  ratio to the ceiling ×${round(hot.rps / top.rps, 2)}`);
+
+    let dbRps: number | null = null;
+    if (variant !== 'spike' && !process.argv.includes('--no-db')) {
+      const dbWeb = await h.startWeb({ SECKILL_STRATEGY: 'db', WEB_CONCURRENCY: String(processes) });
+      const dbVoucher = await createTestVoucher(db, redis, { stock, preheat: false, title: `bench grab db ${variant}` });
+      const base = await runWrk({ url: `${dbWeb.url}/api/seckill/${dbVoucher}`, tokens, connections: a.connections, durationS: a.duration });
+      await h.stop(dbWeb.proc);
+      dbRps = base.rps;
+      summary.push(`  DB strategy (seeds): ${fmt(base)}`);
+      summary.push(`  ratio to the DB strategy ×${round(hot.rps / base.rps, 2)}`);
+    }
+    const failures = [
+      ...(oversold ? [`oversold ${oversold}`] : []),
+      ...(duplicates ? [`duplicates ${duplicates}`] : []),
+      ...(lost ? [`lost ${lost}`] : []),
+      ...(variant === 'spike' && fivexx ? [`${fivexx} answers 5xx`] : []),
+      ...inv.violations,
+    ];
+    return {
+      line: {
+        scenario: 'grab', variant, users, stock, processes, requests: hot.requests, rps: round(hot.rps), accepted, accepted_per_s: round(accepted / hot.durationS),
+        p50_ms: round(hot.p50Ms, 2), p99_ms: round(hot.p99Ms, 2), max_ms: round(hot.maxMs), statuses: hot.statuses, ceiling_rps: round(top.rps), db_rps: dbRps && round(dbRps),
+        generator_share: round(hot.generatorShare, 2), oversold, duplicates, lost, drain_s: round(drainS, 2),
+      },
+      rps: hot.rps,
+      p99Ms: hot.p99Ms,
+      failures,
+      summary,
+    };
+  },
+};

@@ -1,0 +1,94 @@
+/**
+ * wrk (C, epoll; Debian package `wrk`) as the bench's load generator: far less CPU per request
+ * than a Node client on the same two cores. Runs e2e/bench/grab.lua (rotating Bearer tokens) and
+ * reports, besides wrk's own figures, the generator's CPU time and its share of the machine's
+ * CPU over the run (from `times` and /proc/stat).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface WrkOptions {
+  url: string;
+  tokens: string[];
+  connections: number;
+  durationS: number;
+  /** Each token once; a run ends when every token has been answered (or at durationS). */
+  once?: boolean;
+  threads?: number;
+}
+
+export interface WrkResult {
+  requests: number;
+  durationS: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  errors: number;
+  statuses: Record<string, number>;
+  /** CPU seconds wrk used, and that as a share of all cores over the run. */
+  generatorCpuS: number;
+  generatorShare: number;
+  /** Share of the machine's CPU that was busy over the run (everyone: server, Redis, broker, wrk, neighbours). */
+  machineBusy: number;
+}
+
+const LUA = path.join(import.meta.dirname, 'grab.lua');
+
+function cpuTotals(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = f[3]! + (f[4] ?? 0);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+export async function runWrk(o: WrkOptions): Promise<WrkResult> {
+  const threads = o.threads ?? Math.min(2, cpus().length);
+  const file = path.join(tmpdir(), `hmdp-bench-tokens-${process.pid}.txt`);
+  writeFileSync(file, o.tokens.join('\n') + '\n');
+  const args = ['-t', String(threads), '-c', String(Math.max(o.connections, threads)), '-d', `${o.durationS}s`, '--timeout', '10s', '-s', LUA, o.url];
+  const before = cpuTotals();
+  const out = await new Promise<string>((resolve, reject) => {
+    // `times` prints the CPU time of bash's children (wrk) after it exits; SIGINT to bash is
+    // passed on to wrk, which then stops and prints its results.
+    const script = 'wrk "$@" & p=$!; trap "kill -INT $p" INT; wait $p; wait $p; times';
+    const child = spawn('bash', ['-c', script, 'wrk', ...args], {
+      env: { ...process.env, HMDP_TOKENS: file, HMDP_THREADS: String(threads), HMDP_ONCE: o.once ? '1' : '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let text = '';
+    child.stdout.on('data', (b: Buffer) => (text += b.toString()));
+    let done = 0;
+    child.stderr.on('data', (b: Buffer) => {
+      const t = b.toString();
+      text += t;
+      done += t.split('HMDP_THREAD_DONE').length - 1;
+      if (o.once && done === threads) child.kill('SIGINT');
+    });
+    child.on('error', (err) => reject(new Error(`wrk could not start (${err.message}); install it: apt-get install wrk`)));
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}:\n${text}`))));
+  });
+  const after = cpuTotals();
+  const json = /WRK_JSON (\{.*\})/.exec(out);
+  if (!json) throw new Error(`no result from wrk:\n${out}`);
+  const r = JSON.parse(json[1]!) as { requests: number; duration_us: number; p50_us: number; p99_us: number; max_us: number; errors: number; statuses: Record<string, number> };
+  const times = out.trim().split('\n').slice(-1)[0]!.match(/(\d+)m([\d.]+)s/g) ?? [];
+  const generatorCpuS = times.map((t) => { const m = /(\d+)m([\d.]+)s/.exec(t)!; return Number(m[1]) * 60 + Number(m[2]); }).reduce((a, b) => a + b, 0);
+  const durationS = r.duration_us / 1e6;
+  const ticks = after.total - before.total;
+  return {
+    requests: r.requests,
+    durationS,
+    rps: r.requests / durationS,
+    p50Ms: r.p50_us / 1000,
+    p99Ms: r.p99_us / 1000,
+    maxMs: r.max_us / 1000,
+    errors: r.errors,
+    statuses: r.statuses,
+    generatorCpuS,
+    generatorShare: generatorCpuS / (durationS * cpus().length),
+    machineBusy: ticks > 0 ? (after.busy - before.busy) / ticks : 0,
+  };
+}

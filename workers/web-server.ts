@@ -1,0 +1,99 @@
+/**
+ * The web server (`npm start`): a node:cluster primary that keeps WEB_CONCURRENCY processes, each
+ * one node:http server on HOST:PORT answering the flash-sale hot routes itself (lib/hot) and
+ * handing every other request to Next's request handler. SIGTERM/SIGINT: stop accepting, finish
+ * what is in flight, close connections, exit.
+ */
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { env } from '@/lib/env';
+import { log } from '@/lib/log';
+
+const processes = env.WEB_CONCURRENCY || availableParallelism();
+
+if (cluster.isPrimary) {
+  await refuseUnsafeListen();
+  runPrimary();
+} else {
+  await runWorker();
+}
+
+/** A demo install (published passwords, the dev SMS provider) never listens beyond loopback. */
+async function refuseUnsafeListen(): Promise<void> {
+  const [{ db, closeDb }, { unsafeListenReason }] = await Promise.all([import('@/lib/db/client'), import('@/lib/http/listen-guard')]);
+  const refusal = await unsafeListenReason(db, env.HOST, env.SMS_PROVIDER === 'dev' && env.ALLOW_DEV_SMS_IN_PRODUCTION);
+  await closeDb();
+  if (refusal) {
+    console.error(`✗ ${refusal}`);
+    process.exit(1);
+  }
+}
+
+function runPrimary(): void {
+  let stopping = false;
+  // Auto-pipelining suits the web processes (many concurrent requests), not the order worker.
+  const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true' });
+  for (let i = 0; i < processes; i++) fork();
+  if (env.WEB_METRICS_PORT) void import('@/lib/hot/metrics').then((m) => m.serveClusterMetrics(env.WEB_METRICS_PORT, env.HOST));
+  let listening = 0;
+  cluster.on('listening', () => {
+    if (++listening === processes) {
+      // One line the scripts and the harnesses wait for.
+      console.log(`web server ready on http://${env.HOST}:${env.PORT} (${processes} process${processes > 1 ? 'es' : ''})`);
+    }
+  });
+  cluster.on('exit', (w, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    log.error({ pid: w.process.pid, code, signal }, 'web process died; starting another');
+    setTimeout(fork, 500);
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'web server stopping');
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    setTimeout(() => process.exit(1), 12_000).unref();
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function runWorker(): Promise<void> {
+  const [{ default: next }, { createHotServer }, { observeHotRoute, answerClusterMetrics }, { hotRoutes }, { closeDb }, { closeRedis }, { closeMq }] = await Promise.all([
+    import('next'),
+    import('@/lib/hot/server'),
+    import('@/lib/hot/metrics'),
+    import('@/app/api/hot-routes'),
+    import('@/lib/db/client'),
+    import('@/lib/redis/client'),
+    import('@/lib/mq/connection'),
+  ]);
+  if (env.WEB_METRICS_PORT) answerClusterMetrics();
+  const app = next({ dev: false, dir: process.cwd(), hostname: env.HOST, port: env.PORT });
+  const handle = app.getRequestHandler();
+  await app.prepare();
+  const server = createHotServer({ routes: hotRoutes, fallback: (req, res) => handle(req, res), maxInFlight: env.HOT_MAX_IN_FLIGHT, observe: observeHotRoute });
+  server.keepAliveTimeout = 65_000;
+  server.listen(env.PORT, env.HOST);
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    const hardExit = setTimeout(() => process.exit(1), 10_000);
+    hardExit.unref();
+    await new Promise((r) => {
+      server.close(r);
+      server.closeIdleConnections();
+    });
+    await Promise.all([closeDb(), closeRedis(), closeMq()]).catch(() => {});
+    process.exit(0);
+  };
+  // The primary relays the signal; a Ctrl-C in a terminal reaches every process of the group.
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+}
