@@ -97,8 +97,14 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
     const p = expire(orderId)
       .then(() => settle(() => s.ch.ack(m)))
       .catch(async (err: Error) => {
+        if (!isTransientDbError(err)) {
+          // The order itself refuses (e.g. its return does not fit the stock): requeueing would spin
+          // on it every second forever. The SQL backstop keeps trying it on its own, slower cadence.
+          log.error({ err: err.message, orderId }, 'timeout cancel refused; left to the backstop');
+          return settle(() => s.ch.ack(m));
+        }
         // The database is away: give the message back after a pause (the backstop also covers it).
-        log.warn({ err: err.message, orderId, transient: isTransientDbError(err) }, 'timeout cancel failed; requeueing');
+        log.warn({ err: err.message, orderId }, 'timeout cancel failed; requeueing');
         await sleep(1000);
         settle(() => s.ch.nack(m, false, true));
       })

@@ -4,7 +4,7 @@
  *
  * - lowering the total stock takes unsold stock out of Redis first (atomically, refused when
  *   fewer remain unsold than asked), then MySQL; a failed MySQL write gives it back;
- * - raising it goes through seckill's addSeckillStock (RedisClient and MySQL together, safe mid-sale);
+ * - raising it goes through seckill's addSeckillStock (Redis and MySQL together, safe mid-sale);
  * - window changes and take-downs are re-preheated from MySQL after the commit, retried until
  *   Redis agrees (syncRedisUntilAgreed); the worker refuses orders grabbed outside MySQL's window.
  */
