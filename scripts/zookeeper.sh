@@ -5,6 +5,7 @@
 #                                                 the server unless it already answers; keeps its data
 #   zookeeper.sh stop  [port=2281]               SIGKILLs it (a crash: the data stays for a restart)
 #   zookeeper.sh fresh [port=2281] [tickMs=200]  stop, wipe the data, start
+#   zookeeper.sh install                         only install it (the tests start their own servers)
 # The shortest session a client may ask for is 2 ticks, so tests use a small tick.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +50,7 @@ clientPort=$port
 clientPortAddress=127.0.0.1
 maxClientCnxns=0
 admin.enableServer=false
-4lw.commands.whitelist=ruok,stat
+4lw.commands.whitelist=ruok,stat,cons,dump
 EOF
   # No systemd, no /etc/zookeeper: the server class straight from Debian's jar, in the background.
   nohup java -Xmx256m -cp /etc/zookeeper/conf:$jar org.apache.zookeeper.server.ZooKeeperServerMain \
@@ -69,5 +70,6 @@ case $cmd in
   start) start ;;
   stop) stop ;;
   fresh) stop; rm -rf "$dir/data"; start ;;
-  *) echo "usage: zookeeper.sh start|stop|fresh [port] [tickMs]" >&2; exit 2 ;;
+  install) install_zookeeper ;;
+  *) echo "usage: zookeeper.sh start|stop|fresh|install [port] [tickMs]" >&2; exit 2 ;;
 esac

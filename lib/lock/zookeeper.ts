@@ -67,7 +67,9 @@ export function zookeeperBackend(connect: string, sessionTimeoutMs: number): Zoo
     if (current === s) current = undefined;
     for (const f of s.onEnd) f(detail);
     s.onEnd.clear();
-    s.client.close();
+    // Not synchronously: from inside its 'disconnected' event the client would go on to reconnect
+    // (and keep the old session, with its znodes, alive); once that retry has begun it stops.
+    setImmediate(() => s.client.close());
   };
 
   const session = (): Session => {
