@@ -16,6 +16,8 @@ dir=.run/zookeeper-$port
 jar=/usr/share/java/zookeeper.jar
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
+# Listening is not serving yet (it first loads its data): `srvr` names its mode once it serves.
+serving() { (exec 3<>"/dev/tcp/127.0.0.1/$port" && echo srvr >&3 && timeout 2 cat <&3) 2>/dev/null | grep -q '^Mode:'; }
 
 install_zookeeper() {
   [ -f $jar ] && command -v java >/dev/null && return 0
@@ -41,7 +43,7 @@ stop() {
 
 start() {
   install_zookeeper
-  if listening; then echo "127.0.0.1:$port"; return 0; fi
+  if serving; then echo "127.0.0.1:$port"; return 0; fi
   mkdir -p "$dir/data"
   cat >"$dir/zoo.cfg" <<EOF
 tickTime=$tick
@@ -50,14 +52,14 @@ clientPort=$port
 clientPortAddress=127.0.0.1
 maxClientCnxns=0
 admin.enableServer=false
-4lw.commands.whitelist=ruok,stat,cons,dump
+4lw.commands.whitelist=ruok,srvr,stat,cons,dump
 EOF
   # No systemd, no /etc/zookeeper: the server class straight from Debian's jar, in the background.
   nohup java -Xmx256m -cp /etc/zookeeper/conf:$jar org.apache.zookeeper.server.ZooKeeperServerMain \
     "$PWD/$dir/zoo.cfg" >"$dir/server.log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
   for _ in $(seq 600); do
-    if listening; then echo "127.0.0.1:$port"; return 0; fi
+    if serving; then echo "127.0.0.1:$port"; return 0; fi
     kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
     sleep 0.1
   done
