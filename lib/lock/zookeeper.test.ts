@@ -108,8 +108,9 @@ describe('ZooKeeper lock', () => {
     const fence = await withLock(lock, { ...zk, waitMs: 10_000 }, async (_signal, f) => f);
     const waited = Date.now() - killedAt;
     expect(fence).toBeGreaterThan(heldFence);
-    // Nobody released it: the server expired the dead session (ticks round it up a little).
-    expect(waited).toBeGreaterThan(sessionMs * 0.8);
+    // Nobody released it: the server expired the dead session, counting from the last ping the
+    // holder sent (an idle client pings every third of the session), so at least ~2/3 of it.
+    expect(waited).toBeGreaterThan(sessionMs * 0.5);
     expect(waited).toBeLessThan(sessionMs * 3);
   });
 });
