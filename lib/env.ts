@@ -41,6 +41,10 @@ const schema = z.object({
     .string()
     .default('')
     .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  /** ZooKeeper for the `nodes: 'zookeeper'` lock (host:port, comma separated); empty = that lock is unavailable. */
+  ZOOKEEPER_CONNECT: z.string().default(''),
+  /** Session timeout asked of ZooKeeper: how long a dead holder keeps a ZooKeeper lock. */
+  ZOOKEEPER_SESSION_TIMEOUT_MS: int(10_000),
   /** Redis Cluster seed nodes (host:port, comma separated); when set, every Redis user talks to the cluster and REDIS_URL is unused. */
   REDIS_CLUSTER_NODES: z
     .string()

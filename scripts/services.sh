@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # `services.sh cluster [stop]`: a local 3 + 3 Redis Cluster instead (scripts/redis-cluster.sh).
 if [ "${1:-}" = cluster ]; then exec bash scripts/redis-cluster.sh "${2:-start}"; fi
+# `services.sh zookeeper [start|stop|fresh] [port]`: a loopback ZooKeeper for the ZooKeeper lock
+# (scripts/zookeeper.sh; installs Debian's package when missing). The plain command never starts it.
+if [ "${1:-}" = zookeeper ]; then exec bash scripts/zookeeper.sh "${2:-start}" "${3:-2281}"; fi
 
 # Read a variable from the environment, then .env.local / .env, then a default.
 setting() {

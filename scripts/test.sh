@@ -23,6 +23,9 @@ export AUTH_SECRET="${TEST_AUTH_SECRET:-test-secret-0123456789abcdef0123456789ab
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
 
 bash scripts/services.sh
+# The ZooKeeper lock tests (lib/lock/zookeeper*.test.ts, in the vitest run) start their own servers
+# on 2282-2283 from Debian's package; install it up front so a missing package fails here, clearly.
+bash scripts/services.sh zookeeper install
 echo "▶ typecheck";            npx tsc --noEmit
 echo "▶ lint";                 npx eslint . --max-warnings=0
 # Build before the tests: the security suite scans the client bundles, e2e serves the build.

@@ -10,6 +10,7 @@
  *   npm run bench -- --rate 500 --duration 20       fixed offered rate (open loop)
  *   npm run bench -- --scenario drain --messages 50000 --workers 1
  *   npm run bench -- --json                         one JSON line per run
+ *   npm run bench -- --scenario locks               one contended lock: Redis, Redlock ×3, ZooKeeper
  *
  * Options: --users U (1000) --stock S (100) --connections C (50) --duration D s (10) --rate R
  * --workers W (1) --messages N (50000) --batch B --prefetch P --warmup seconds (3, seckill scenario)
@@ -95,7 +96,7 @@ process.on('SIGTERM', stop);
 
 let exitCode = 0;
 try {
-  await h.ensureBuild(bools.has('build'));
+  if (scenario.needsBuild !== false) await h.ensureBuild(bools.has('build'));
   h.log(`▶ bench ${scenarioName}: ${scenario.description}`);
   const results: [string, RunResult][] = [];
   for (const v of variants) {

@@ -39,5 +39,7 @@ export interface Scenario {
   description: string;
   /** Variants `--strategy` picks from; `--compare` runs them all, ratios relative to the first. */
   variants: string[];
+  /** False for scenarios that start no web server (no `next build` needed). */
+  needsBuild?: boolean;
   run(h: Harness, args: BenchArgs, variant: string): Promise<RunResult>;
 }

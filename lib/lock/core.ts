@@ -34,6 +34,8 @@ export interface Grant {
   /** Renews the lease; resolves to the new validUntil, or null when the grant turned out lost. */
   renew(): Promise<number | null>;
   release(): Promise<void>;
+  /** For backends that learn of a loss by push (ZooKeeper session expiry): calls `lost` once when it happens. */
+  onLost?(lost: (detail: string) => void): void;
 }
 
 export interface LockBackend {
@@ -98,6 +100,11 @@ export async function tryRunLocked<T>(
       log.warn({ lock: name, fence: grant.fence }, err.message);
       controller.abort(err);
     },
+  });
+  grant.onLost?.((detail) => {
+    if (controller.signal.aborted) return;
+    log.warn({ lock: name, fence: grant.fence }, detail);
+    controller.abort(new LockLostError(name, detail));
   });
   const held: Held = { grant, signal: controller.signal, active: true };
   const chain = new Map(heldByChain.getStore());

@@ -14,6 +14,10 @@
  *     nodes: 'multi' = Redlock over REDIS_URL plus the extra nodes in REDLOCK_NODES (comma-separated
  *     URLs, same db index; none = REDIS_URL alone), granted only by a majority of them; a busy
  *     multi-node lock is retried every ~100 ms (no release channel spans the nodes).
+ *     nodes: 'zookeeper' = ephemeral sequential znodes on ZOOKEEPER_CONNECT, each waiter watching
+ *     only its predecessor; no lease (leaseMs is ignored): a dead holder's session expiry
+ *     (ZOOKEEPER_SESSION_TIMEOUT_MS) frees it, and losing the connection aborts `signal`. The
+ *     fence is the znode's sequence (invalidateFenced pairs with single-node locks only).
  *   tryWithLock(name, { leaseMs?, nodes? }, section) → { acquired: true, value } | { acquired: false }
  *     One try, no exception when busy.
  *
@@ -35,22 +39,28 @@ import { env } from '@/lib/env';
 import { runLocked, tryRunLocked, type LockBackend, type LockOptions as BaseLockOptions, type Section } from '@/lib/lock/core';
 import { multiNodeBackend, type MultiNodeBackend } from '@/lib/lock/multi';
 import { singleNodeBackend, type SingleNodeBackend } from '@/lib/lock/single';
+import { zookeeperBackend, type ZooKeeperBackend } from '@/lib/lock/zookeeper';
 import { redis } from '@/lib/redis/client';
 
 export { LockTimeoutError, LockLostError } from '@/lib/lock/core';
 export { setIfFenceNewer, invalidateFenced, boundFenceCounter } from '@/lib/lock/fence';
 
 export interface LockOptions extends BaseLockOptions {
-  /** 'single' (default): the main Redis. 'multi': a majority of REDIS_URL + REDLOCK_NODES. */
-  nodes?: 'single' | 'multi';
+  /** 'single' (default): the main Redis. 'multi': a majority of REDIS_URL + REDLOCK_NODES. 'zookeeper': ZOOKEEPER_CONNECT. */
+  nodes?: 'single' | 'multi' | 'zookeeper';
 }
 
-const g = globalThis as unknown as { __hmdpLocks?: { single?: SingleNodeBackend; multi?: MultiNodeBackend } };
+const g = globalThis as unknown as {
+  __hmdpLocks?: { single?: SingleNodeBackend; multi?: MultiNodeBackend; zookeeper?: ZooKeeperBackend };
+};
 const backends = (g.__hmdpLocks ??= {});
 
 function backendFor(opts: LockOptions): LockBackend {
   if (opts.nodes === 'multi') {
     return (backends.multi ??= multiNodeBackend([...new Set([env.REDIS_URL, ...env.REDLOCK_NODES])]));
+  }
+  if (opts.nodes === 'zookeeper') {
+    return (backends.zookeeper ??= zookeeperBackend(env.ZOOKEEPER_CONNECT, env.ZOOKEEPER_SESSION_TIMEOUT_MS));
   }
   return (backends.single ??= singleNodeBackend(redis));
 }
@@ -69,8 +79,9 @@ export function tryWithLock<T>(
 
 /** Closes the lock's own connections (release subscriber, multi-node clients); not the main Redis. */
 export async function closeLocks(): Promise<void> {
-  const { single, multi } = backends;
+  const { single, multi, zookeeper } = backends;
   backends.single = undefined;
   backends.multi = undefined;
-  await Promise.all([single?.close(), multi?.close()]);
+  backends.zookeeper = undefined;
+  await Promise.all([single?.close(), multi?.close(), zookeeper?.close()]);
 }

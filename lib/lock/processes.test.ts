@@ -2,42 +2,19 @@
  * The lock across real OS processes: contenders in two processes lose no update, and a holder
  * killed with SIGKILL (no chance to release) blocks others only until its lease runs out.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { closeLocks, tryWithLock, withLock } from '@/lib/lock';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { deleteKeys } from '@/lib/redis/keyspace';
+import { contender, killContenders } from '@/lib/lock/test-spawn';
 
-const CONTENDER = path.join(process.cwd(), 'lib/lock/test-contender.ts');
 const run = randomUUID().slice(0, 8);
 const created: string[] = [];
-const children: ChildProcess[] = [];
-
-function contender(args: string[]) {
-  // One node process with tsx as a loader (the tsx CLI would fork a second one that SIGKILL misses).
-  const child = spawn(process.execPath, ['--import', 'tsx', CONTENDER, ...args], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  /** Resolves with the rest of the first stdout line starting with `prefix`. */
-  const line = (prefix: string) =>
-    new Promise<string>((resolve, reject) => {
-      const look = () => {
-        const hit = out.split('\n').find((l) => l.startsWith(`${prefix} `));
-        if (hit) resolve(hit.slice(prefix.length + 1));
-      };
-      child.stdout.on('data', look);
-      void exited.then((code) => (look(), reject(new Error(`contender exited ${code} before ${prefix}`))));
-    });
-  return { child, exited, line };
-}
 
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  killContenders();
   if (created.length) await deleteKeys(redis, created);
   await closeLocks();
 });

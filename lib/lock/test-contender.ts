@@ -2,9 +2,9 @@
  * Child process for the lock tests (run with tsx; env from the parent).
  *   count <lock> <key> <unlockedKey> <n>  n concurrent non-atomic increments of <key> inside the
  *     lock and of <unlockedKey> without it; prints `RESULT [[fence, valueWritten], …]`.
- *   hold <lock> <leaseMs>  takes the lock, prints `HELD <fence>`, then holds it until killed.
+ *   hold <lock> <leaseMs> [nodes]  takes the lock, prints `HELD <fence>`, then holds it until killed.
  */
-import { closeLocks, withLock } from '@/lib/lock';
+import { closeLocks, withLock, type LockOptions } from '@/lib/lock';
 import { closeRedis, redis } from '@/lib/redis/client';
 
 const [mode, lock, ...rest] = process.argv.slice(2);
@@ -30,15 +30,15 @@ async function count(key: string, unlockedKey: string, n: number): Promise<void>
   console.log(`RESULT ${JSON.stringify(grants)}`);
 }
 
-async function hold(leaseMs: number): Promise<void> {
-  await withLock(lock!, { leaseMs }, async (_signal, fence) => {
+async function hold(leaseMs: number, nodes?: LockOptions['nodes']): Promise<void> {
+  await withLock(lock!, { leaseMs, nodes }, async (_signal, fence) => {
     console.log(`HELD ${fence}`);
     await new Promise(() => {});
   });
 }
 
 if (mode === 'count') await count(rest[0]!, rest[1]!, Number(rest[2]));
-else if (mode === 'hold') await hold(Number(rest[0]));
+else if (mode === 'hold') await hold(Number(rest[0]), rest[1] as LockOptions['nodes']);
 else throw new Error(`unknown mode ${mode}`);
 await closeLocks();
 await closeRedis();
