@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { hotRoutes } from '@/app/api/hot-routes';
 import { createHotServer } from '@/lib/hot/server';
 import { writeReply } from '@/lib/hot/node-adapter';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 
 let port: Promise<number> | undefined;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -26,6 +27,18 @@ function hotServerPort(): Promise<number> {
   return port;
 }
 
+/**
+ * A test that stands in for many clients names each one in PEER_HEADER. Over HTTP the server
+ * overwrites that header with the socket's address, so the door sends each named client from a
+ * loopback source address of its own (127.0.0.0/8 all reaches this machine): distinct clients
+ * really are distinct sockets, nothing is spoofed.
+ */
+function loopbackFor(client: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < client.length; i++) h = Math.imul(h ^ client.charCodeAt(i), 0x01000193) >>> 0;
+  return `127.${(h >>> 16) & 0xff}.${(h >>> 8) & 0xff}.${(h % 253) + 2}`;
+}
+
 export async function throughHotServer(handler: unknown, req: Request, params: Record<string, string>): Promise<Response | null> {
   const route = hotRoutes.find((r) => r.handler === handler && r.method === req.method);
   if (!route) return null;
@@ -37,7 +50,10 @@ export async function throughHotServer(handler: unknown, req: Request, params: R
   req.headers.forEach((v, k) => (headers[k] = v));
   const body = req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
   if (body) headers['content-length'] = String(body.length);
-  const target = { host: '127.0.0.1', port: await hotServerPort(), agent, method: req.method, path: path + new URL(req.url).search, headers };
+  const client = headers[PEER_HEADER];
+  delete headers[PEER_HEADER];
+  const localAddress = client ? loopbackFor(client) : undefined;
+  const target = { host: '127.0.0.1', port: await hotServerPort(), agent, localAddress, method: req.method, path: path + new URL(req.url).search, headers };
   return new Promise((resolve, reject) => {
     const out = http.request(target, (res) => {
       const chunks: Buffer[] = [];
