@@ -1,5 +1,5 @@
 /**
- * Before the browser tests: migrate + seed the test database, reset the rate-limit counters in
+ * Before the browser tests: migrate + seed the test database, drop the shop caches, reset the rate-limit counters in
  * the test Redis db (every browser login comes from 127.0.0.1, so runs within the hour would add
  * up against the per-IP SMS cap), and start a real order worker (stopped by the teardown).
  */
@@ -16,8 +16,12 @@ export default async function globalSetup() {
   execSync('npx tsx scripts/db-migrate.ts && npx tsx scripts/db-seed.ts', { stdio: 'inherit', env: process.env, cwd: root });
   const redis = new Redis(process.env.REDIS_URL!);
   try {
-    const stale = await redis.keys('rl:*');
-    if (stale.length) await redis.del(...stale);
+    // Also the shop caches: the seed just rewrote the rows behind them (and other suites sharing
+    // this Redis db may have cached a moment when the test database held no shop types at all).
+    for (const pattern of ['rl:*', 'cache:*', 'geo:*']) {
+      const stale = await redis.keys(pattern);
+      for (const k of stale) await redis.del(k);
+    }
   } finally {
     redis.disconnect();
   }
