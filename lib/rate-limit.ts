@@ -7,6 +7,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { env } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { redis } from '@/lib/redis/client';
+import { log } from '@/lib/log';
 
 const limits = {
   smsPhoneCooldown: { points: 1, duration: env.SMS_COOLDOWN_SECONDS, message: '验证码发送太频繁，请稍后再试' },
@@ -72,4 +73,28 @@ export async function refund(name: LimitName, key: string): Promise<void> {
 
 export async function resetLimit(name: LimitName, key: string): Promise<void> {
   await limiter(name).delete(key).catch(() => {});
+}
+
+let lastOpenWarn = 0;
+
+/**
+ * For limits on reads that keep working without Redis (the shop pages fall back to MySQL through
+ * lib/cache, whose own per-process cap protects the database): when Redis does not answer within
+ * CACHE_REDIS_TIMEOUT_MS the limit is skipped, not turned into an error page. A real refusal
+ * (429) still throws.
+ */
+export async function consumeUnlessRedisDown(name: LimitName, key: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const down = Symbol('down');
+  const outcome = await Promise.race([
+    consume(name, key).then(
+      () => undefined,
+      (e: unknown) => (e instanceof AppError ? Promise.reject(e) : down),
+    ),
+    new Promise<typeof down>((r) => (timer = setTimeout(() => r(down), env.CACHE_REDIS_TIMEOUT_MS))),
+  ]).finally(() => clearTimeout(timer));
+  if (outcome === down && Date.now() - lastOpenWarn > 5000) {
+    lastOpenWarn = Date.now();
+    log.warn({ limit: name }, 'rate limit skipped: Redis is not answering');
+  }
 }

@@ -1,5 +1,5 @@
 import { route } from '@/lib/http/route';
-import { consume } from '@/lib/rate-limit';
+import { consumeUnlessRedisDown } from '@/lib/rate-limit';
 import { parseQuery } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
@@ -9,6 +9,6 @@ import { listShops } from '@/lib/shop/shop.service';
 /** GET /api/shops?typeId&page&x&y — one page of a type's shops, nearest first when x,y are given. */
 export const GET = route({ auth: 'none' }, async ({ req, ip }) => {
   const q = parseQuery(req, shopListQuery);
-  await consume('shopReadIp', ip);
+  await consumeUnlessRedisDown('shopReadIp', ip);
   return listShops(db, redis, q);
 });

@@ -1,5 +1,5 @@
 import { route } from '@/lib/http/route';
-import { consume } from '@/lib/rate-limit';
+import { consumeUnlessRedisDown } from '@/lib/rate-limit';
 import { parseId } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
@@ -8,6 +8,6 @@ import { getShopVouchers } from '@/lib/shop/shop.service';
 /** The shop page polls this every few seconds for the live remaining stock. */
 export const GET = route({ auth: 'none' }, async ({ params, ip }) => {
   const id = parseId(params.id, '商铺 id');
-  await consume('shopReadIp', ip);
+  await consumeUnlessRedisDown('shopReadIp', ip);
   return getShopVouchers(db, redis, id);
 });
