@@ -10,6 +10,7 @@ import { createSession, revokeSession } from '@/lib/auth/session';
 import { callRoute } from '@/lib/test/helpers';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/lib/admin/testing';
 import { MAX_STREAMS_PER_USER } from '@/lib/admin/stream-slots';
+import { keys } from '@/lib/redis/keys';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { GET as streamRoute } from '@/app/api/admin/vouchers/[id]/stock/stream/route';
 
@@ -60,16 +61,22 @@ describe('live-stock stream', () => {
   });
 
   it(`caps a user at ${MAX_STREAMS_PER_USER} streams; closing one frees a slot`, async () => {
+    // Leases of an earlier attempt (a retry, or a run minutes ago) would still hold slots for 30 s.
+    await redis.del(keys.liveStreams(f.merchantB.id));
     const token = await createSession(redis, { id: f.merchantB.id, nickName: 'm', icon: '', role: 'merchant' });
     const b = (await callRoute(createRoute, { token, body: seckillBody(f.shopB, { stock: 5 }) })).json.data.id as string;
     const aborts = Array.from({ length: MAX_STREAMS_PER_USER }, () => new AbortController());
     const openB = (signal?: AbortSignal) =>
       streamRoute(new Request(`http://localhost:3000/api/admin/vouchers/${b}/stock/stream`, { headers: { authorization: `Bearer ${token}` }, signal }), { params: Promise.resolve({ id: b }) });
     const streams = await Promise.all(aborts.map((a) => openB(a.signal)));
+    try {
     expect(streams.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_USER).fill(200));
     const extra = await openB();
     expect(extra.status).toBe(429);
+    // A browser leaving: the request aborts and its response body is cancelled (which is what
+    // releases the slot; the copy of the signal a web Request keeps may follow the abort late).
     aborts[0]!.abort();
+    await streams[0]!.body?.cancel().catch(() => {});
     // The slot is freed when the stream notices its abort (its next tick): on a loaded machine
     // that can take a moment, so look again for up to 3 s instead of once after 100 ms.
     let again = await openB();
@@ -79,7 +86,9 @@ describe('live-stock stream', () => {
     }
     expect(again.status).toBe(200);
     await again.body?.cancel();
-    for (const a of aborts) a.abort();
-    for (const s of streams) await s.body?.cancel().catch(() => {});
+    } finally {
+      for (const a of aborts) a.abort();
+      for (const s of streams) await s.body?.cancel().catch(() => {});
+    }
   });
 });
