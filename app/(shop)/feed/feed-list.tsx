@@ -2,7 +2,8 @@
 
 import { useState } from 'react';
 import type { BlogView } from '@/lib/blog/blog.view';
-import { api, ApiError } from '@/lib/web/client-api';
+import { api } from '@/lib/web/client-api';
+import { useBusyCall } from '@/lib/web/use-busy-call';
 import { BlogCard } from '../blogs/_components/blog-card';
 
 type Cursor = { max: number; offset: number } | null;
@@ -11,8 +12,7 @@ type Cursor = { max: number; offset: number } | null;
 export function FeedList({ initial, initialNext }: { initial: BlogView[]; initialNext: Cursor }) {
   const [items, setItems] = useState(initial);
   const [next, setNext] = useState<Cursor>(initialNext);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, run } = useBusyCall('加载失败');
   if (items.length === 0) return <p className="py-16 text-center text-sm text-gray-400" data-testid="feed-empty">关注的人发布笔记后会出现在这里</p>;
   return (
     <>
@@ -28,19 +28,13 @@ export function FeedList({ initial, initialNext }: { initial: BlogView[]; initia
             disabled={busy}
             className="text-sm text-brand"
             data-testid="feed-more"
-            onClick={async () => {
-              setBusy(true);
-              setError('');
-              try {
+            onClick={() =>
+              run(async () => {
                 const r = await api<{ items: BlogView[]; next: Cursor }>(`/api/feed?max=${next.max}&offset=${next.offset}`);
                 setItems((cur) => [...cur, ...r.items.filter((b) => !cur.some((c) => c.id === b.id))]);
                 setNext(r.next);
-              } catch (e) {
-                setError(e instanceof ApiError ? e.message : '加载失败');
-              } finally {
-                setBusy(false);
-              }
-            }}
+              })
+            }
           >
             {busy ? '加载中…' : '加载更多'}
           </button>

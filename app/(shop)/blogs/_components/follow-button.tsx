@@ -1,12 +1,12 @@
 'use client';
 
 import { useState } from 'react';
-import { api, ApiError } from '@/lib/web/client-api';
+import { api } from '@/lib/web/client-api';
+import { useBusyCall } from '@/lib/web/use-busy-call';
 
 export function FollowButton({ userId, initial }: { userId: string; initial: boolean }) {
   const [following, setFollowing] = useState(initial);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, run } = useBusyCall();
   return (
     <span className="inline-flex items-center gap-2">
       <button
@@ -15,18 +15,12 @@ export function FollowButton({ userId, initial }: { userId: string; initial: boo
         data-following={following}
         disabled={busy}
         className={`rounded-full px-4 py-1 text-sm ${following ? 'bg-gray-100 text-gray-600' : 'bg-brand text-white'}`}
-        onClick={async () => {
-          setBusy(true);
-          setError('');
-          try {
+        onClick={() =>
+          run(async () => {
             const r = await api<{ following: boolean }>(`/api/users/${userId}/follow`, { method: following ? 'DELETE' : 'POST' });
             setFollowing(r.following);
-          } catch (e) {
-            setError(e instanceof ApiError ? e.message : '操作失败');
-          } finally {
-            setBusy(false);
-          }
-        }}
+          })
+        }
       >
         {following ? '已关注' : '+ 关注'}
       </button>

@@ -1,13 +1,13 @@
 'use client';
 
 import { useState } from 'react';
-import { api, ApiError } from '@/lib/web/client-api';
+import { api } from '@/lib/web/client-api';
+import { useBusyCall } from '@/lib/web/use-busy-call';
 
 /** The heart: toggles my like (the server decides the new state; clicks while one runs are ignored). */
 export function LikeButton({ blogId, initialLiked, initialCount }: { blogId: string; initialLiked: boolean; initialCount: number }) {
   const [state, setState] = useState({ isLiked: initialLiked, liked: initialCount });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, run } = useBusyCall();
   return (
     <span className="inline-flex items-center gap-2">
       <button
@@ -17,17 +17,11 @@ export function LikeButton({ blogId, initialLiked, initialCount }: { blogId: str
         aria-pressed={state.isLiked}
         disabled={busy}
         className={`rounded-full border px-4 py-1.5 text-sm ${state.isLiked ? 'border-brand bg-brand text-white' : 'border-gray-300 text-gray-700'}`}
-        onClick={async () => {
-          setBusy(true);
-          setError('');
-          try {
+        onClick={() =>
+          run(async () => {
             setState(await api<{ isLiked: boolean; liked: number }>(`/api/blogs/${blogId}/like`, { method: 'POST' }));
-          } catch (e) {
-            setError(e instanceof ApiError ? e.message : '操作失败');
-          } finally {
-            setBusy(false);
-          }
-        }}
+          })
+        }
       >
         ♥ <span data-testid="like-count">{state.liked}</span>
       </button>
