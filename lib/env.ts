@@ -52,6 +52,10 @@ const schema = z.object({
     .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
   /** Milliseconds the grab waits for one replica to acknowledge (WAIT 1 <ms>); 0 = do not wait. */
   SECKILL_REPLICA_WAIT_MS: int(0),
+  /** How long a process remembers that a voucher is sold out / not started / ended and refuses grabs without Redis; 0 = off. */
+  SECKILL_REFUSAL_MEMORY_MS: int(1000),
+  /** Vouchers one process remembers refusals for at most (bounded memory). */
+  SECKILL_REFUSAL_MEMORY_MAX: z.coerce.number().int().positive().default(10_000),
   RABBITMQ_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   /** Prefix of every exchange and queue name, so tests and several deployments can share a broker. */
   MQ_PREFIX: z.string().regex(/^[a-z0-9_.-]+$/i).default('hmdp'),

@@ -15,7 +15,7 @@
 
   Returns  {0, payload}  accepted; payload is the order message written to the outbox
            {1}           unknown voucher (not preheated)
-           {2}           not started
+           {2, begin}    not started; begin (ms) lets a caller remember it no longer than that
            {3}           ended
            {4}           already bought
            {5}           sold out
@@ -56,7 +56,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if now < tonumber(window[1]) then
-  return {2}
+  return {2, window[1]}
 end
 if now >= tonumber(window[2]) then
   return {3}

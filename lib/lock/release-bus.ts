@@ -6,6 +6,7 @@
  */
 import type { RedisClient } from '@/lib/redis/types';
 import { log } from '@/lib/log';
+import { openSubscriber } from '@/lib/redis/subscriber';
 
 export class Waiter {
   woken = false;
@@ -97,13 +98,10 @@ export class ReleaseBus {
 
   private connection(): RedisClient {
     if (!this.subscriber) {
-      const sub = this.client.duplicate();
-      sub.on('error', (err: Error) => log.warn({ err: err.message }, 'lock subscriber connection error'));
-      sub.on('message', (channel: string) => {
+      this.subscriber = openSubscriber(this.client, 'lock', (channel: string) => {
         const ch = this.channels.get(channel);
         if (ch) this.wakeNext(ch);
       });
-      this.subscriber = sub;
     }
     return this.subscriber;
   }

@@ -10,6 +10,7 @@ import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { markRedisReturned, owedRedisReturns } from '@/lib/order/lifecycle.repository';
+import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 
 export interface OwedReturn {
   id: string;
@@ -28,6 +29,7 @@ export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Prom
     [keys.seckillStock(o.voucherId), keys.seckillBuyers(o.voucherId), keys.seckillReturned(o.voucherId)],
     [o.id, o.userId],
   );
+  if (r === 1) await notifySeckillChanged(redis, o.voucherId); // a unit is on sale again: forget "sold out" everywhere
   return r === 1;
 }
 

@@ -3,6 +3,7 @@ import { env, isProduction } from '@/lib/env';
 import { log } from '@/lib/log';
 import { defineScripts } from '@/lib/redis/scripts';
 import { guardSlots } from '@/lib/redis/slots';
+import { closeRefusalMemory } from '@/lib/seckill/refusal-memory';
 import type { RedisClient } from '@/lib/redis/types';
 
 export type { Redis, RedisClient };
@@ -79,6 +80,7 @@ export async function closeRedis(): Promise<void> {
   if (g.__hmdpRedis) {
     const r = g.__hmdpRedis;
     g.__hmdpRedis = undefined;
+    await closeRefusalMemory(r); // its subscriber is a duplicate of this client
     // QUIT waits in the offline queue forever when the server is gone: give it a moment, then cut.
     await Promise.race([r.quit().catch(() => {}), new Promise((res) => setTimeout(res, 1000).unref())]);
     r.disconnect();

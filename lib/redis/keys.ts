@@ -42,6 +42,8 @@ export const keys = {
   seckillSweep: (vid: string) => `seckill:{${vid}}:sweep`,
   /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */
   seckillActive: () => 'seckill:active',
+  /** Pub/sub channel (message: a voucher id): that voucher may sell again, forget remembered refusals (lib/seckill/refusal-memory.ts). */
+  seckillChanged: () => 'seckill:changed',
   /** A user's live console streams (stream id → lease expiry), for the per-user cap. */
   liveStreams: (userId: string) => `stream:live:{${userId}}`,
   orderSeq: (yyyymmdd: string) => `icr:order:{${yyyymmdd}}`,

@@ -5,9 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // One user firing 50 grabs at once must reach the Lua script, not stop at the per-user limit.
+// These tests prove the script's own decisions (limits before the window, buyer before stock), so
+// the per-process refusal memory, which answers remembered refusals before the script and its
+// limits, is off here; lib/seckill/refusal-memory.test.ts proves it.
 const saved = vi.hoisted(() => {
-  const s = { user: process.env.SECKILL_USER_PER_SECOND };
+  const s = { user: process.env.SECKILL_USER_PER_SECOND, memory: process.env.SECKILL_REFUSAL_MEMORY_MS };
   process.env.SECKILL_USER_PER_SECOND = '100';
+  process.env.SECKILL_REFUSAL_MEMORY_MS = '0';
   return s;
 });
 
@@ -36,6 +40,8 @@ afterAll(async () => {
   await Promise.all([closeMq(), closeDb(), closeRedis()]);
   if (saved.user === undefined) delete process.env.SECKILL_USER_PER_SECOND;
   else process.env.SECKILL_USER_PER_SECOND = saved.user;
+  if (saved.memory === undefined) delete process.env.SECKILL_REFUSAL_MEMORY_MS;
+  else process.env.SECKILL_REFUSAL_MEMORY_MS = saved.memory;
 });
 
 /** A distinct client address per user, so the per-IP limit is not what the test measures. */

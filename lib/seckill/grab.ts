@@ -18,6 +18,7 @@ import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { grabVoucherInDb } from '@/lib/seckill/grab-db';
 import { preheatVoucher } from '@/lib/seckill/preheat';
+import { refusalMemoryOf, refusalsFromMemory, type RememberedCode } from '@/lib/seckill/refusal-memory';
 import { findSeckillVoucher } from '@/lib/seckill/seckill.repository';
 import { waitForReplica } from '@/lib/seckill/replica-wait';
 
@@ -43,6 +44,10 @@ const refusals: Record<number, () => AppError> = {
   [GrabCode.SOLD_OUT]: () => new AppError('SOLD_OUT', '已售罄'),
 };
 
+/** The refusals a process may remember (lib/seckill/refusal-memory.ts): facts about the voucher, not the user. */
+const rememberable: Record<number, RememberedCode> = { [GrabCode.NOT_STARTED]: 'NOT_STARTED', [GrabCode.ENDED]: 'ENDED', [GrabCode.SOLD_OUT]: 'SOLD_OUT' };
+const codeOf: Record<RememberedCode, number> = { NOT_STARTED: GrabCode.NOT_STARTED, ENDED: GrabCode.ENDED, SOLD_OUT: GrabCode.SOLD_OUT };
+
 const g = globalThis as unknown as { __hmdpOrderIds?: OrderIdPool };
 
 export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput): Promise<GrabResult> {
@@ -50,6 +55,14 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
     await Promise.all([consume('seckillUser', input.userId), consume('seckillIp', input.ip)]);
     return grabVoucherInDb(db, redis, input);
   }
+  // A voucher this process knows to be sold out / not started / ended: the same refusal, no Redis.
+  const memory = refusalMemoryOf(redis);
+  const known = memory?.lookup(input.voucherId);
+  if (known) {
+    refusalsFromMemory.inc({ outcome: known.toLowerCase() });
+    throw refusals[codeOf[known]]!();
+  }
+  const mark = memory?.mark() ?? 0;
   const ids = (g.__hmdpOrderIds ??= new OrderIdPool(redis));
   const { id: orderId, giveBack } = await ids.take();
   const limits = env.RATE_LIMITS ? { user: env.SECKILL_USER_PER_SECOND, ip: env.SECKILL_IP_PER_SECOND } : undefined;
@@ -62,6 +75,8 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   }
   if (code !== GrabCode.ACCEPTED || !payload) {
     giveBack();
+    const remember = rememberable[code];
+    if (remember && memory) memory.record(input.voucherId, remember, mark, code === GrabCode.NOT_STARTED ? Number(payload) || 0 : undefined);
     if (code === GrabCode.RATE_LIMITED) throw rateLimited(first[2], Number(payload));
     throw (refusals[code] ?? refusals[GrabCode.UNKNOWN]!)();
   }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { orderMessageSchema, type OrderMessage } from '@/lib/order/message';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
+import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 
 /** An outbox entry: the order message plus the sweeper's republish count `r` and last time `rt`. */
 export const pendingEntrySchema = orderMessageSchema.extend({
@@ -53,6 +54,7 @@ export async function releaseOrder(redis: RedisClient, voucherId: string, orderI
     [keys.seckillStock(voucherId), keys.seckillBuyers(voucherId), keys.seckillPending(voucherId)],
     [orderId, userId],
   );
+  if (r === 1) await notifySeckillChanged(redis, voucherId); // a unit is on sale again: forget "sold out" everywhere
   return r === 1;
 }
 

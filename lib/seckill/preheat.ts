@@ -11,6 +11,7 @@ import { AppError, notFound } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { keepSaleKeys } from '@/lib/seckill/sale-expiry';
+import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 import { runScript } from '@/lib/redis/scripts';
 import { addStockRow, buyerIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
 
@@ -47,6 +48,9 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
   });
   // The outbox sweeper only looks at vouchers in this set; a (re)opened sale's keys are permanent again.
   await Promise.all([redis.sadd(keys.seckillActive(), voucherId), keepSaleKeys(redis, voucherId)]);
+  // Window, status or stock may have changed (every console edit and take-down ends in a preheat):
+  // no process may keep refusing from memory what Redis now sells.
+  await notifySeckillChanged(redis, voucherId);
   return result;
 }
 
@@ -57,12 +61,14 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
 export async function addSeckillStock(db: Executor, redis: RedisClient, voucherId: string, n: number): Promise<PreheatResult> {
   if (!Number.isInteger(n) || n <= 0) throw new AppError('VALIDATION', '追加库存必须是正整数');
   try {
-    return await inTransaction(db, async (trx) => {
+    const result = await inTransaction(db, async (trx) => {
       const v = await lockSeckillRow(trx, voucherId);
       if (!v) throw notFound('秒杀券');
       await addStockRow(trx, voucherId, n);
       return applyPreheat(redis, voucherId, v.initialStock + n, v.beginTime, v.endTime, []);
     });
+    await notifySeckillChanged(redis, voucherId); // "sold out" remembered anywhere is wrong now
+    return result;
   } catch (err) {
     // Redis was raised but the commit failed: bring Redis back to what MySQL says.
     if (!(err instanceof AppError)) await preheatVoucher(db, redis, voucherId).catch((e: unknown) => log.error({ err: e, voucherId }, 'repair after failed add-stock failed'));

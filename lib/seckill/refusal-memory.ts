@@ -1,0 +1,201 @@
+/**
+ * Refusals cost nothing (README: The hot server). In a real sale almost every grab is refused, and
+ * most refusals are "sold out" (or "not started" / "ended"): facts about the voucher, not the user.
+ * Each process remembers them for a short, bounded time and answers the next grabs of that voucher
+ * without Redis.
+ *
+ * Bounds:
+ * - time: an entry lives at most SECKILL_REFUSAL_MEMORY_MS (0 = the memory is off), and a "not
+ *   started" never past the sale's begin time (the grab script returns it);
+ * - size: at most SECKILL_REFUSAL_MEMORY_MAX vouchers; on a full memory expired entries go first,
+ *   then everything. A voucher only enters after the route validated its id AND the grab script
+ *   answered for it with one of the three codes (an unknown voucher is never remembered), so junk
+ *   ids cannot grow it.
+ *
+ * Invalidation: whatever can turn a refusal into a sale — an add-stock, a preheat (which every
+ * window edit and take-down goes through), a returned unit (cancel, refund), a released order —
+ * publishes the voucher id on `seckill:changed` (notifySeckillChanged); every process subscribes on
+ * a dedicated connection and forgets that voucher at once.
+ *
+ * Trust: a message published while the subscriber connection is down is lost, so the memory is
+ * only used while the subscription is live. When the connection closes (or, on a Cluster, a node
+ * leaves) the memory is emptied and not consulted again until SUBSCRIBE has been confirmed anew.
+ * On a Cluster the subscription lives on one node chosen by ioredis; if that node changes without
+ * the Cluster client reporting it, the time bound is the guarantee left.
+ *
+ * Races: a script reply and an invalidation travel on two connections. Every invalidation bumps an
+ * epoch; a refusal is recorded only if no invalidation arrived since its script call was sent, so
+ * an add-stock that Redis ran after the script can never be overwritten by that script's "sold out".
+ *
+ * Not remembered: ALREADY_BOUGHT (about one user: it keeps coming from the one script call every
+ * grab makes) and RATE_LIMITED. A user who already bought and grabs again while the voucher is
+ * remembered sold out hears "sold out" (410) instead of "already bought" (409): both are refusals
+ * and both are true; the memory answers for the voucher, not the user.
+ */
+import { Counter, register } from 'prom-client';
+import type { RedisClient } from '@/lib/redis/types';
+import { Cluster } from 'ioredis';
+import { env } from '@/lib/env';
+import { log } from '@/lib/log';
+import { keys } from '@/lib/redis/keys';
+import { openSubscriber } from '@/lib/redis/subscriber';
+
+export type RememberedCode = 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED';
+
+interface Entry {
+  code: RememberedCode;
+  until: number;
+}
+
+export class RefusalMemory {
+  private readonly entries = new Map<string, Entry>();
+  private epoch = 0;
+  private trusted = false;
+
+  constructor(
+    readonly boundMs: number,
+    readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The remembered refusal of this voucher, or null (unknown, expired, or the memory is not trusted now). */
+  lookup(voucherId: string): RememberedCode | null {
+    if (!this.trusted) return null;
+    const e = this.entries.get(voucherId);
+    if (!e) return null;
+    if (e.until <= this.now()) {
+      this.entries.delete(voucherId);
+      return null;
+    }
+    return e.code;
+  }
+
+  /** Taken before the grab script is sent; hand it back to record(). */
+  mark(): number {
+    return this.epoch;
+  }
+
+  /** Remembers a refusal the script just gave, unless an invalidation arrived since `mark`. `notAfter`: ms (begin time for NOT_STARTED). */
+  record(voucherId: string, code: RememberedCode, mark: number, notAfter = Infinity): void {
+    if (!this.trusted || this.boundMs <= 0 || mark !== this.epoch) return;
+    const now = this.now();
+    const until = Math.min(now + this.boundMs, notAfter);
+    if (!(until > now)) return;
+    if (this.entries.size >= this.maxEntries && !this.entries.has(voucherId)) {
+      for (const [id, e] of this.entries) if (e.until <= now) this.entries.delete(id);
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+    }
+    this.entries.set(voucherId, { code, until });
+  }
+
+  /** An invalidation for this voucher (from pub/sub). */
+  forget(voucherId: string): void {
+    this.epoch++;
+    this.entries.delete(voucherId);
+  }
+
+  /** The subscription came up (true) or went down (false); either way nothing learned before counts. */
+  setTrusted(trusted: boolean): void {
+    this.trusted = trusted;
+    this.epoch++;
+    this.entries.clear();
+  }
+
+  get isTrusted(): boolean {
+    return this.trusted;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+export interface RefusalMemoryHandle {
+  memory: RefusalMemory;
+  subscriber: RedisClient;
+  close(): Promise<void>;
+}
+
+const handles = new WeakMap<RedisClient, RefusalMemoryHandle>();
+
+/**
+ * This process's refusal memory for the Redis `client` (its subscriber is a duplicate of it, made on
+ * first use), or null when SECKILL_REFUSAL_MEMORY_MS is 0. Until the subscription is confirmed the
+ * memory answers nothing.
+ */
+export function refusalMemoryOf(client: RedisClient): RefusalMemory | null {
+  if (env.SECKILL_REFUSAL_MEMORY_MS <= 0) return null;
+  return openRefusalMemory(client).memory;
+}
+
+export function openRefusalMemory(client: RedisClient, boundMs = env.SECKILL_REFUSAL_MEMORY_MS, maxEntries = env.SECKILL_REFUSAL_MEMORY_MAX): RefusalMemoryHandle {
+  const existing = handles.get(client);
+  if (existing) return existing;
+  const memory = new RefusalMemory(boundMs, maxEntries);
+  const channel = keys.seckillChanged();
+  let closed = false;
+  const subscriber = openSubscriber(client, 'refusal memory', (ch, voucherId) => {
+    if (ch === channel) memory.forget(voucherId);
+  });
+  const subscribe = () => {
+    if (closed) return;
+    subscriber.subscribe(channel).then(
+      () => {
+        if (!closed) memory.setTrusted(true);
+      },
+      (err: Error) => log.warn({ err: err.message }, 'refusal memory: subscribe failed; answering every grab from Redis'),
+    );
+  };
+  const distrust = () => {
+    if (memory.isTrusted) log.warn('refusal memory: subscriber connection lost; answering every grab from Redis until resubscribed');
+    memory.setTrusted(false);
+  };
+  subscriber.on('close', distrust);
+  subscriber.on('end', distrust);
+  subscriber.on('reconnecting', distrust);
+  // A reconnected connection resubscribes itself; confirming our own SUBSCRIBE is what re-trusts.
+  subscriber.on('ready', subscribe);
+  if (subscriber instanceof Cluster) {
+    subscriber.on('-node', () => {
+      distrust();
+      subscribe();
+    });
+  }
+  subscribe();
+  const handle: RefusalMemoryHandle = {
+    memory,
+    subscriber,
+    async close() {
+      closed = true;
+      memory.setTrusted(false);
+      handles.delete(client);
+      await subscriber.quit().catch(() => subscriber.disconnect());
+    },
+  };
+  handles.set(client, handle);
+  return handle;
+}
+
+/** Closes the refusal memory's subscriber of `client` (processes and tests that exit on their own). */
+export async function closeRefusalMemory(client: RedisClient): Promise<void> {
+  await handles.get(client)?.close();
+}
+
+/**
+ * Tells every process that this voucher may sell again (stock added or returned, window or status
+ * changed). Never throws: the caller's change is already made, and each memory expires on its own
+ * within SECKILL_REFUSAL_MEMORY_MS anyway.
+ */
+export async function notifySeckillChanged(client: RedisClient, voucherId: string): Promise<void> {
+  try {
+    await client.publish(keys.seckillChanged(), voucherId);
+  } catch (err) {
+    log.warn({ err: (err as Error).message, voucherId }, 'seckill change notification failed; refusal memories expire on their own');
+  }
+}
+
+const fromMemoryName = 'hmdp_hot_refusals_from_memory_total';
+/** Grab refusals answered from this memory, without Redis (summed over the web processes with the other hot metrics). */
+export const refusalsFromMemory: Counter<'outcome'> =
+  (register.getSingleMetric(fromMemoryName) as Counter<'outcome'> | undefined) ??
+  new Counter({ name: fromMemoryName, help: 'Grab refusals answered from the per-process refusal memory (no Redis), by outcome', labelNames: ['outcome'] as const, registers: [register] });
