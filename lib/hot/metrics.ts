@@ -1,7 +1,9 @@
 /**
  * Web-side metrics of the hot routes (prom-client): requests and latency by route and outcome.
  * Each web process counts on prom-client's global registry; the cluster primary serves the sum
- * over all processes (AggregatorRegistry) on WEB_METRICS_PORT, a port that is not the public one.
+ * over all processes (AggregatorRegistry) on WEB_METRICS_PORT, a port that is not the public one,
+ * and keeps the grab rate by outcome that the console's live page shows (lib/hot/grab-rate.ts).
+ * Refusals answered without Redis are counted apart, in lib/seckill/refusal-memory.ts.
  */
 import { createServer, type Server } from 'node:http';
 import { AggregatorRegistry, Counter, Histogram, register } from 'prom-client';
@@ -16,13 +18,22 @@ const seconds = new Histogram({
   registers: [register],
 });
 
-/** accepted, sold_out, already_bought, limited, shed, error, or ok / refused for other answers. */
+/** The grab outcomes the console shows (issue 14): every answered grab falls in exactly one. */
+export const GRAB_OUTCOMES = ['accepted', 'sold_out', 'already_bought', 'not_started', 'ended', 'limited', 'shed', 'error', 'unauthenticated', 'refused'] as const;
+
+/**
+ * accepted (ok for other routes), sold_out, already_bought, not_started, ended, limited, shed,
+ * error, unauthenticated (401), or refused for any other 4xx (bad id, unknown voucher, CSRF...).
+ */
 export function outcomeOf(route: string, status: number, code: string | undefined): string {
   if (code === 'SHED') return 'shed';
   if (status >= 500) return 'error';
   if (status === 429) return 'limited';
+  if (status === 401) return 'unauthenticated';
   if (code === 'SOLD_OUT') return 'sold_out';
   if (code === 'ALREADY_BOUGHT') return 'already_bought';
+  if (code === 'NOT_STARTED') return 'not_started';
+  if (code === 'ENDED') return 'ended';
   if (status < 400) return route === 'grab' ? 'accepted' : 'ok';
   return 'refused';
 }
@@ -38,18 +49,33 @@ export function answerClusterMetrics(): void {
   new AggregatorRegistry();
 }
 
-/** In the cluster primary: GET /metrics answers the sum over every web process. */
+/** In the cluster primary: GET /metrics answers the sum over every web process, GET /grab-rate the grab rate by outcome. */
 export function serveClusterMetrics(port: number, host: string): Server {
   const aggregator = new AggregatorRegistry();
-  return createServer((req, res) => {
+  return serveMetrics(port, host, () => aggregator.clusterMetrics(), aggregator.contentType);
+}
+
+/**
+ * The metrics port: Prometheus text from `source` on /metrics, and on /grab-rate the grab requests
+ * per second by outcome over the last few seconds, from a scrape of `source` every `everyMs` kept
+ * here (so every reader sees the same rate, whichever web process asks).
+ */
+export function serveMetrics(port: number, host: string, source: () => Promise<string>, contentType: string = register.contentType, everyMs = 1000): Server {
+  const rates = new GrabRates(source, everyMs);
+  const server = createServer((req, res) => {
+    if (req.url === '/grab-rate') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(rates.snapshot()));
+      return;
+    }
     if (req.url !== '/metrics') {
       res.statusCode = 404;
       res.end();
       return;
     }
-    aggregator.clusterMetrics().then(
+    source().then(
       (text) => {
-        res.setHeader('content-type', aggregator.contentType);
+        res.setHeader('content-type', contentType);
         res.end(text);
       },
       (err: Error) => {
@@ -57,5 +83,95 @@ export function serveClusterMetrics(port: number, host: string): Server {
         res.end(err.message);
       },
     );
-  }).listen(port, host);
+  });
+  server.on('close', () => rates.stop());
+  return server.listen(port, host);
+}
+
+export interface GrabCounters {
+  /** hmdp_hot_requests_total{route="grab"} by outcome. */
+  outcomes: Record<string, number>;
+  /** hmdp_hot_refusals_from_memory_total, all outcomes. */
+  fromMemory: number;
+}
+
+const SAMPLE = /^(hmdp_hot_requests_total|hmdp_hot_refusals_from_memory_total)\{([^}]*)\}\s+([0-9.eE+-]+)$/;
+
+/** The grab counters out of Prometheus text (one process's or the cluster's sum). */
+export function parseGrabCounters(text: string): GrabCounters {
+  const out: GrabCounters = { outcomes: {}, fromMemory: 0 };
+  for (const line of text.split('\n')) {
+    const m = SAMPLE.exec(line);
+    if (!m) continue;
+    const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const v = Number(m[3]);
+    if (m[1] === 'hmdp_hot_refusals_from_memory_total') out.fromMemory += v;
+    else if (labels.route === 'grab' && labels.outcome) out.outcomes[labels.outcome] = (out.outcomes[labels.outcome] ?? 0) + v;
+  }
+  return out;
+}
+
+export interface GrabRateSnapshot {
+  /** Seconds between the two scrapes the rates come from (0 until there are two). */
+  windowSeconds: number;
+  at: string;
+  /** Grab requests per second by outcome (every outcome of GRAB_OUTCOMES present). */
+  perSecond: Record<string, number>;
+  /** Of those, refusals answered from the per-process memory (no Redis), per second. */
+  fromMemoryPerSecond: number;
+  /** Counts since the web server started. */
+  totals: Record<string, number>;
+  fromMemoryTotal: number;
+}
+
+/** Keeps the last few scrapes; the rate is (newest - oldest) / their distance in time. */
+export class GrabRates {
+  private samples: { t: number; c: GrabCounters }[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly source: () => Promise<string>,
+    everyMs = 1000,
+    private readonly keep = 6,
+  ) {
+    this.timer = setInterval(() => void this.scrape(), everyMs);
+    this.timer.unref();
+    void this.scrape();
+  }
+
+  async scrape(): Promise<void> {
+    try {
+      const c = parseGrabCounters(await this.source());
+      this.samples.push({ t: Date.now(), c });
+      if (this.samples.length > this.keep) this.samples.shift();
+    } catch {
+      /* a process being replaced: the next scrape catches up */
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  snapshot(): GrabRateSnapshot {
+    const newest = this.samples[this.samples.length - 1];
+    const oldest = this.samples[0];
+    const dt = newest && oldest ? (newest.t - oldest.t) / 1000 : 0;
+    const perSecond: Record<string, number> = {};
+    const totals: Record<string, number> = {};
+    const names = new Set<string>([...GRAB_OUTCOMES, ...Object.keys(newest?.c.outcomes ?? {})]);
+    const rate = (a: number, b: number) => (dt > 0 ? Math.max(0, Math.round(((a - b) / dt) * 10) / 10) : 0);
+    for (const o of names) {
+      totals[o] = newest?.c.outcomes[o] ?? 0;
+      perSecond[o] = rate(totals[o], oldest?.c.outcomes[o] ?? 0);
+    }
+    return {
+      windowSeconds: Math.round(dt * 10) / 10,
+      at: new Date(newest?.t ?? Date.now()).toISOString(),
+      perSecond,
+      fromMemoryPerSecond: rate(newest?.c.fromMemory ?? 0, oldest?.c.fromMemory ?? 0),
+      totals,
+      fromMemoryTotal: newest?.c.fromMemory ?? 0,
+    };
+  }
 }

@@ -10,6 +10,7 @@ import { consoleUser } from '@/app/admin/_lib/gate';
 import { load } from '@/app/admin/_lib/load';
 import { StateBadge } from '@/app/admin/_components/badges';
 import { LiveStockView } from '@/app/admin/_components/live-stock';
+import { GrabRatePanel } from '@/app/admin/_components/grab-rate';
 
 export const metadata: Metadata = { title: '实时库存' };
 export const dynamic = 'force-dynamic';
@@ -34,6 +35,8 @@ export default async function LivePage({ params }: { params: Promise<{ id: strin
         </p>
       </div>
       <LiveStockView voucherId={s.voucherId} initial={s} />
+      {/* Every shop's grab traffic: admins only (the API refuses others too). */}
+      {user.role === 'admin' && <GrabRatePanel />}
     </section>
   );
 }
