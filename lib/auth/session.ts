@@ -9,6 +9,7 @@ import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import type { Role } from '@/lib/db/schema';
+import { notifySessionsChanged, sessionCacheOf } from '@/lib/auth/session-cache';
 
 export interface SessionUser {
   id: string;
@@ -49,6 +50,21 @@ export async function pruneSessionIndex(redis: RedisClient, userId: string): Pro
   return dead.length;
 }
 
+/**
+ * The per-request session check: from this process's session cache when it holds the token (no
+ * Redis; lib/auth/session-cache.ts), else touchSession, whose answer is cached.
+ */
+export async function checkSession(redis: RedisClient, token: string): Promise<SessionUser | null> {
+  if (!isWellFormedToken(token)) return null;
+  const cache = sessionCacheOf(redis);
+  const hit = cache?.get(token);
+  if (hit) return hit;
+  const mark = cache?.mark() ?? 0;
+  const user = await touchSession(redis, token);
+  if (user && cache) cache.set(token, user, mark);
+  return user;
+}
+
 /** Reads a session and slides its TTL in one round trip; null when missing, expired or revoked. */
 export async function touchSession(redis: RedisClient, token: string): Promise<SessionUser | null> {
   if (!isWellFormedToken(token)) return null;
@@ -65,6 +81,7 @@ export async function revokeSession(redis: RedisClient, token: string): Promise<
   const id = await redis.hget(keys.session(token), 'id');
   await redis.del(keys.session(token));
   if (id) await redis.srem(keys.userSessions(id), token);
+  await notifySessionsChanged(redis, `t:${token}`);
 }
 
 /** Revokes every session of a user (role change, "log out everywhere"). One key per command: Cluster-safe. */
@@ -72,5 +89,6 @@ export async function revokeUserSessions(redis: RedisClient, userId: string): Pr
   const tokens = await redis.smembers(keys.userSessions(userId));
   await Promise.all(tokens.map((t) => redis.del(keys.session(t))));
   await redis.del(keys.userSessions(userId));
+  await notifySessionsChanged(redis, `u:${userId}`);
   return tokens.length;
 }

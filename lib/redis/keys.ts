@@ -8,6 +8,8 @@ export const keys = {
   session: (token: string) => `login:session:{${token}}`,
   /** Set of a user's live session tokens, so "log out everywhere" and role changes can revoke them. */
   userSessions: (userId: string) => `login:user-sessions:{${userId}}`,
+  /** Pub/sub channel: `t:<token>` or `u:<userId>` was revoked, forget it in every process's session cache (lib/auth/session-cache.ts). */
+  sessionsChanged: () => 'login:sessions-changed',
   devSms: (phone: string) => `dev:sms:{${phone}}`,
   shop: (id: string) => `cache:shop:{${id}}`,
   /** The tag puts the key and its fence record (lib/lock fenced writes) in one slot, like every cache key. */

@@ -34,11 +34,10 @@
  */
 import { Counter, register } from 'prom-client';
 import type { RedisClient } from '@/lib/redis/types';
-import { Cluster } from 'ioredis';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
-import { openSubscriber } from '@/lib/redis/subscriber';
+import { subscribeTrusted } from '@/lib/redis/subscriber';
 
 export type RememberedCode = 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED';
 
@@ -132,44 +131,19 @@ export function openRefusalMemory(client: RedisClient, boundMs = env.SECKILL_REF
   const existing = handles.get(client);
   if (existing) return existing;
   const memory = new RefusalMemory(boundMs, maxEntries);
-  const channel = keys.seckillChanged();
-  let closed = false;
-  const subscriber = openSubscriber(client, 'refusal memory', (ch, voucherId) => {
-    if (ch === channel) memory.forget(voucherId);
-  });
-  const subscribe = () => {
-    if (closed) return;
-    subscriber.subscribe(channel).then(
-      () => {
-        if (!closed) memory.setTrusted(true);
-      },
-      (err: Error) => log.warn({ err: err.message }, 'refusal memory: subscribe failed; answering every grab from Redis'),
-    );
-  };
-  const distrust = () => {
-    if (memory.isTrusted) log.warn('refusal memory: subscriber connection lost; answering every grab from Redis until resubscribed');
-    memory.setTrusted(false);
-  };
-  subscriber.on('close', distrust);
-  subscriber.on('end', distrust);
-  subscriber.on('reconnecting', distrust);
-  // A reconnected connection resubscribes itself; confirming our own SUBSCRIBE is what re-trusts.
-  subscriber.on('ready', subscribe);
-  if (subscriber instanceof Cluster) {
-    subscriber.on('-node', () => {
-      distrust();
-      subscribe();
-    });
-  }
-  subscribe();
+  const sub = subscribeTrusted(
+    client,
+    'refusal memory',
+    keys.seckillChanged(),
+    (voucherId) => memory.forget(voucherId),
+    (trusted) => memory.setTrusted(trusted),
+  );
   const handle: RefusalMemoryHandle = {
     memory,
-    subscriber,
+    subscriber: sub.subscriber,
     async close() {
-      closed = true;
-      memory.setTrusted(false);
       handles.delete(client);
-      await subscriber.quit().catch(() => subscriber.disconnect());
+      await sub.close();
     },
   };
   handles.set(client, handle);
@@ -187,6 +161,7 @@ export async function closeRefusalMemory(client: RedisClient): Promise<void> {
  * within SECKILL_REFUSAL_MEMORY_MS anyway.
  */
 export async function notifySeckillChanged(client: RedisClient, voucherId: string): Promise<void> {
+  handles.get(client)?.memory.forget(voucherId); // this process at once, the others by pub/sub
   try {
     await client.publish(keys.seckillChanged(), voucherId);
   } catch (err) {

@@ -6,12 +6,12 @@ import { isDependencyDown } from '@/lib/http/respond';
 import { log } from '@/lib/log';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
 import { tokenFromCookie } from '@/lib/auth/resolve';
-import { touchSession, type SessionUser } from '@/lib/auth/session';
+import { checkSession, type SessionUser } from '@/lib/auth/session';
 
 export async function getPageUser(): Promise<SessionUser | null> {
   const jar = await cookies();
   const token = await tokenFromCookie(jar.get(SESSION_COOKIE)?.value);
-  return token ? touchSession(redis, token) : null;
+  return token ? checkSession(redis, token) : null;
 }
 
 /**

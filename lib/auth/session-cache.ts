@@ -1,0 +1,134 @@
+/**
+ * The session check without Redis on the hot path (README: The hot server). Every authenticated
+ * request used to cost one Redis round trip (lua/session-touch-1.lua: read the session, slide its
+ * TTL); measured on the hot server that round trip was ~30-40 % of a refused grab's CPU. Each
+ * process now remembers token → user for at most SESSION_CACHE_MS (0 = off), for at most
+ * SESSION_CACHE_MAX tokens (on a full cache expired entries go first, then everything), so the
+ * touch — and with it the sliding TTL — runs at most once per period per token and process.
+ *
+ * Revocation: logout (revokeSession) and revokeUserSessions (role change, "log out everywhere")
+ * forget the token or user here at once and publish it on `login:sessions-changed`; every process
+ * subscribes on a dedicated connection and forgets too. A revoked token is therefore refused
+ * everywhere within the pub/sub latency, and never later than SESSION_CACHE_MS. While the
+ * subscriber connection is down the cache is emptied and not used (every request asks Redis), and
+ * an answer that left Redis before a revocation arrived is not cached (epoch check). The session
+ * hash is only written at login; nothing else changes a cached user without revoking the session.
+ */
+import type { RedisClient } from '@/lib/redis/types';
+import type { SessionUser } from '@/lib/auth/session';
+import { env } from '@/lib/env';
+import { log } from '@/lib/log';
+import { keys } from '@/lib/redis/keys';
+import { subscribeTrusted, type Subscription } from '@/lib/redis/subscriber';
+
+interface Entry {
+  user: SessionUser;
+  until: number;
+}
+
+export class SessionCache {
+  private readonly entries = new Map<string, Entry>();
+  private epoch = 0;
+  private trusted = false;
+
+  constructor(
+    readonly boundMs: number,
+    readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(token: string): SessionUser | null {
+    if (!this.trusted) return null;
+    const e = this.entries.get(token);
+    if (!e) return null;
+    if (e.until <= this.now()) {
+      this.entries.delete(token);
+      return null;
+    }
+    return e.user;
+  }
+
+  mark(): number {
+    return this.epoch;
+  }
+
+  set(token: string, user: SessionUser, mark: number): void {
+    if (!this.trusted || mark !== this.epoch) return;
+    const now = this.now();
+    if (this.entries.size >= this.maxEntries && !this.entries.has(token)) {
+      for (const [t, e] of this.entries) if (e.until <= now) this.entries.delete(t);
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+    }
+    this.entries.set(token, { user, until: now + this.boundMs });
+  }
+
+  /** `t:<token>` forgets one session, `u:<userId>` every session of that user. */
+  forget(message: string): void {
+    this.epoch++;
+    if (message.startsWith('t:')) this.entries.delete(message.slice(2));
+    else if (message.startsWith('u:')) {
+      const id = message.slice(2);
+      for (const [t, e] of this.entries) if (e.user.id === id) this.entries.delete(t);
+    } else this.entries.clear();
+  }
+
+  setTrusted(trusted: boolean): void {
+    this.trusted = trusted;
+    this.epoch++;
+    this.entries.clear();
+  }
+
+  get isTrusted(): boolean {
+    return this.trusted;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+export interface SessionCacheHandle {
+  cache: SessionCache;
+  subscription: Subscription;
+}
+
+const handles = new WeakMap<RedisClient, SessionCacheHandle>();
+
+/** This process's session cache for `client` (subscribed on first use), or null when SESSION_CACHE_MS is 0. */
+export function sessionCacheOf(client: RedisClient): SessionCache | null {
+  if (env.SESSION_CACHE_MS <= 0) return null;
+  return openSessionCache(client).cache;
+}
+
+export function openSessionCache(client: RedisClient, boundMs = env.SESSION_CACHE_MS, maxEntries = env.SESSION_CACHE_MAX): SessionCacheHandle {
+  const existing = handles.get(client);
+  if (existing) return existing;
+  const cache = new SessionCache(boundMs, maxEntries);
+  const subscription = subscribeTrusted(
+    client,
+    'session cache',
+    keys.sessionsChanged(),
+    (m) => cache.forget(m),
+    (trusted) => cache.setTrusted(trusted),
+  );
+  const handle = { cache, subscription };
+  handles.set(client, handle);
+  return handle;
+}
+
+export async function closeSessionCache(client: RedisClient): Promise<void> {
+  const h = handles.get(client);
+  if (!h) return;
+  handles.delete(client);
+  await h.subscription.close();
+}
+
+/** Forgets here at once, then tells every other process. Never throws: the revocation in Redis is done; caches expire within SESSION_CACHE_MS anyway. */
+export async function notifySessionsChanged(client: RedisClient, message: `t:${string}` | `u:${string}`): Promise<void> {
+  handles.get(client)?.cache.forget(message);
+  try {
+    await client.publish(keys.sessionsChanged(), message);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'session revocation notice failed; session caches expire on their own');
+  }
+}
