@@ -9,6 +9,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
+import { createReconnector } from '@/lib/mq/reconnect';
 import { connectMq } from '@/lib/mq/connection';
 import { publishConfirmed } from '@/lib/mq/confirm';
 import { assertTopology, names, retryDelayFor } from '@/lib/mq/topology';
@@ -76,8 +77,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
   const metrics = createWorkerMetrics();
   let stopping = false;
   let session: Session | undefined;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  let reconnectDelay = 500;
+  const reconnect = createReconnector(() => openSession(), 'order worker');
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepStats | null> | undefined;
   let metricsServer: Server | undefined;
@@ -154,7 +154,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
       if (!stopping) {
         log.warn({ why }, 'order worker lost the broker; reconnecting');
         conn.close().catch(() => {});
-        scheduleReconnect();
+        reconnect.schedule();
       }
     };
     conn.on('close', () => lost('connection closed'));
@@ -174,21 +174,8 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     );
     s.consumerTag = consumerTag;
     session = s;
-    reconnectDelay = 500;
+    reconnect.opened();
     log.info({ queue: names.ordersQueue, prefetch: o.prefetch, batchSize: o.batchSize }, 'order worker consuming');
-  }
-
-  function scheduleReconnect(): void {
-    if (stopping || reconnectTimer) return;
-    const delay = reconnectDelay;
-    reconnectDelay = Math.min(reconnectDelay * 2, 5000);
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      openSession().catch((err: Error) => {
-        log.warn({ err: err.message, retryInMs: reconnectDelay }, 'broker still unavailable');
-        scheduleReconnect();
-      });
-    }, delay);
   }
 
   function sweepOnce(): Promise<SweepStats | null> {
@@ -228,7 +215,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     await openSession();
   } catch (err) {
     log.error({ err: (err as Error).message }, 'order worker cannot reach the broker yet; retrying in the background');
-    scheduleReconnect();
+    reconnect.schedule();
   }
   scheduleSweep();
   if (o.metricsPort > 0) {
@@ -244,7 +231,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
       const deadline = Date.now() + STOP_BUDGET_MS;
       const within = (p: Promise<unknown>) => Promise.race([p, sleep(Math.max(0, deadline - Date.now()))]);
       clearTimeout(sweepTimer);
-      clearTimeout(reconnectTimer);
+      reconnect.stop();
       const s = session;
       if (s?.alive && s.consumerTag) await within(s.consume.cancel(s.consumerTag).catch(() => {}));
       // Everything delivered before the cancel is in the batcher now: persist and ack it.
