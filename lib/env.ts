@@ -52,6 +52,13 @@ const schema = z.object({
     .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
   /** Milliseconds the grab waits for one replica to acknowledge (WAIT 1 <ms>); 0 = do not wait. */
   SECKILL_REPLICA_WAIT_MS: int(0),
+  /** How often the worker checks whether Redis may have forgotten writes (a restart, a failover); 0 = never. */
+  REDIS_REPAIR_CHECK_MS: int(2000),
+  /** After such a change, repair every live sale at these offsets (ms): at once, and again once the queued orders are in MySQL. */
+  REDIS_REPAIR_DELAYS_MS: z
+    .string()
+    .default('0,5000,30000')
+    .transform((s) => s.split(',').map((x) => Number(x.trim())).filter((n) => Number.isFinite(n) && n >= 0)),
   RABBITMQ_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   /** Prefix of every exchange and queue name, so tests and several deployments can share a broker. */
   MQ_PREFIX: z.string().regex(/^[a-z0-9_.-]+$/i).default('hmdp'),

@@ -14,6 +14,7 @@ export function createWorkerMetrics() {
     dbStalls: new Counter({ name: 'hmdp_orders_db_stalls_total', help: 'Batch attempts that hit an unreachable or busy database', registers }),
     republished: new Counter({ name: 'hmdp_outbox_republished_total', help: 'Pending orders the sweeper published again', registers }),
     released: new Counter({ name: 'hmdp_outbox_released_total', help: 'Discarded dead letters whose Redis reservation the sweeper gave back', registers }),
+    repairs: new Counter({ name: 'hmdp_seckill_repairs_total', help: 'Sales rebuilt from MySQL after Redis may have forgotten writes (per voucher)', labelNames: ['reason'] as const, registers }),
     batchSeconds: new Histogram({
       name: 'hmdp_order_batch_seconds',
       help: 'Time to persist one batch',

@@ -20,6 +20,7 @@ import { publishOrderOn, PUBLISH_TIMEOUT_MS } from '@/lib/order/publish';
 import { sweepOutbox, type SweepStats } from '@/lib/order/sweeper';
 import { scheduleOrderTimeoutsSafely } from '@/lib/order/timeout-schedule';
 import { redis as defaultRedis } from '@/lib/redis/client';
+import { startRedisRepair, type RedisRepair } from '@/lib/seckill/repair';
 
 export interface OrderWorkerOptions {
   db?: DB;
@@ -34,10 +35,15 @@ export interface OrderWorkerOptions {
   staleMs?: number;
   /** 0 = no metrics endpoint. */
   metricsPort?: number;
+  /** How often to check whether Redis forgot writes and the live sales need a repair (lib/seckill/repair.ts); 0 = never. */
+  repairCheckMs?: number;
+  repairDelaysMs?: number[];
 }
 
 export interface OrderWorker {
   readonly metrics: WorkerMetrics;
+  /** The Redis repair watcher (null when repairCheckMs is 0). */
+  readonly repair: RedisRepair | null;
   /** Runs one outbox sweep now (tests; the timer runs them anyway). */
   sweepNow(): Promise<SweepStats | null>;
   /** Stop consuming, finish and ack in-flight work, close. Bounded to well under 10 s. */
@@ -73,6 +79,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     sweepIntervalMs: options.sweepIntervalMs ?? env.OUTBOX_SWEEP_INTERVAL_MS,
     staleMs: options.staleMs ?? env.OUTBOX_STALE_MS,
     metricsPort: options.metricsPort ?? env.WORKER_METRICS_PORT,
+    repairCheckMs: options.repairCheckMs ?? env.REDIS_REPAIR_CHECK_MS,
   };
   const metrics = createWorkerMetrics();
   let stopping = false;
@@ -218,12 +225,15 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     reconnect.schedule();
   }
   scheduleSweep();
+  // Redis may forget accepted grabs (restart, failover): rebuild the live sales from MySQL then.
+  const repair = o.repairCheckMs > 0 ? startRedisRepair({ db: o.db, redis: o.redis, checkMs: o.repairCheckMs, delaysMs: options.repairDelaysMs, repairs: metrics.repairs }) : null;
   if (o.metricsPort > 0) {
     metricsServer = serveMetrics(metrics.registry, o.metricsPort, (err) => log.warn({ err: err.message, port: o.metricsPort }, 'metrics endpoint unavailable'));
   }
 
   return {
     metrics,
+    repair,
     sweepNow: sweepOnce,
     async stop() {
       if (stopping) return;
@@ -232,6 +242,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
       const within = (p: Promise<unknown>) => Promise.race([p, sleep(Math.max(0, deadline - Date.now()))]);
       clearTimeout(sweepTimer);
       reconnect.stop();
+      repair?.stop();
       const s = session;
       if (s?.alive && s.consumerTag) await within(s.consume.cancel(s.consumerTag).catch(() => {}));
       // Everything delivered before the cancel is in the batcher now: persist and ack it.
