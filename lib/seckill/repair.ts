@@ -53,13 +53,30 @@ interface Fingerprint {
 }
 
 const runIdOf = (info: string) => /run_id:(\w+)/.exec(info)?.[1] ?? '';
+const CALL_TIMEOUT_MS = 1000;
+
+/** A node that is dead, stopped or mid-failover must not hang the check (ioredis would queue the call). */
+function within<T>(p: Promise<T>, ms = CALL_TIMEOUT_MS): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    t.unref();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(t));
+}
 
 /** The Redis we talk to, as identities: throws when it cannot be read whole (then no verdict). */
 export async function redisFingerprint(redis: RedisClient): Promise<Fingerprint> {
   if (!(redis instanceof Cluster)) {
-    return { owners: new Map([['all', '']]), runIds: new Map([['server', runIdOf(await redis.info('server'))]]) };
+    return { owners: new Map([['all', '']]), runIds: new Map([['server', runIdOf(await within(redis.info('server')))]]) };
   }
-  const slots = (await redis.cluster('SLOTS')) as unknown as [number, number, [string, number, string?]][];
+  // The slot map as the first node that answers sees it (not a random one, which may be the dead master).
+  let slots: [number, number, [string, number, string?]][] | undefined;
+  for (const node of redis.nodes('all')) {
+    slots = await within(node.cluster('SLOTS') as Promise<unknown>).then((x) => x as typeof slots, () => undefined);
+    if (slots) break;
+  }
+  if (!slots) throw new Error('no node answers CLUSTER SLOTS');
   const owners = new Map<string, string>();
   const addrs = new Set<string>();
   for (const [a, b, [host, port, id]] of slots) {
@@ -71,7 +88,7 @@ export async function redisFingerprint(redis: RedisClient): Promise<Fingerprint>
   for (const addr of addrs) {
     const node = byAddr.get(addr);
     if (!node) throw new Error(`no connection to ${addr} yet`);
-    runIds.set(addr, runIdOf(await node.info('server')));
+    runIds.set(addr, runIdOf(await within(node.info('server'))));
   }
   return { owners, runIds };
 }
