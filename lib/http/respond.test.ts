@@ -6,7 +6,7 @@ const replyError = (message: string) => Object.assign(new Error(message), { name
 
 describe('isDependencyDown', () => {
   it('treats Redis Cluster failover replies as a dependency down: 503, no internals', () => {
-    for (const m of ['MOVED 1282 127.0.0.1:7100', 'ASK 1282 127.0.0.1:7101', 'CLUSTERDOWN The cluster is down', 'TRYAGAIN Multiple keys request during rehashing of slot']) {
+    for (const m of ['MOVED 1282 127.0.0.1:7100', 'ASK 1282 127.0.0.1:7101', 'CLUSTERDOWN The cluster is down', 'TRYAGAIN Multiple keys request during rehashing of slot', 'Command aborted due to connection close']) {
       expect(isDependencyDown(replyError(m))).toBe(true);
     }
     const r = errorReply(replyError('MOVED 1282 127.0.0.1:7100'));
