@@ -1,9 +1,14 @@
 /**
  * The grab path (README: Flash sale): a candidate order id from this process's pool (no round trip) →
  * one Lua script checks the rate limits, decides and records the order in the voucher's outbox →
- * answer "pending" and publish to RabbitMQ with the other orders of this event-loop turn. A
- * refused grab gives its id back. Everything after the script is best effort by design: if the
- * publish fails the order is still safe in the outbox and the worker's sweeper republishes it.
+ * the order message is published to RabbitMQ with the other orders of this event-loop turn, and
+ * the grab answers 200 `pending` once the broker has confirmed it. A refused grab gives its id back.
+ *
+ * Why wait for the confirm: Redis may forget an accepted grab (a Cluster failover, a restart without
+ * fsync) and its outbox entry with it; a persistent message in a durable queue is not forgotten.
+ * So a 200 means the order is in RabbitMQ, and the worker will write it or report it failed. If
+ * the confirm does not come (broker down, channel closed, PUBLISH_CONFIRM_TIMEOUT_MS), the unit is
+ * given back in one script (outbox entry, buyer, stock) and the grab answers 503 with Retry-After.
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
@@ -12,6 +17,7 @@ import { env } from '@/lib/env';
 import { AppError, notFound } from '@/lib/errors';
 import { OrderIdPool } from '@/lib/id/pool';
 import { parseOrderMessage } from '@/lib/order/message';
+import { log } from '@/lib/log';
 import { publishSoon } from '@/lib/order/publish-batch';
 import { consume, limitMessages } from '@/lib/rate-limit';
 import { keys } from '@/lib/redis/keys';
@@ -20,6 +26,7 @@ import { grabVoucherInDb } from '@/lib/seckill/grab-db';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { findSeckillVoucher } from '@/lib/seckill/seckill.repository';
 import { waitForReplica } from '@/lib/seckill/replica-wait';
+import { releaseOrder } from '@/lib/seckill/outbox';
 
 export interface GrabInput {
   voucherId: string;
@@ -70,11 +77,43 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   if (env.SECKILL_REPLICA_WAIT_MS > 0) await waitForReplica(redis, input.voucherId, env.SECKILL_REPLICA_WAIT_MS);
   const parsed = parseOrderMessage(payload);
   if (!parsed.ok) throw new Error(`grab script wrote a bad outbox entry: ${parsed.reason}`);
-  // The sweeper already knows this voucher: every preheat (including the rebuild above) puts it in
-  // seckill:active, and a grab is only accepted on preheated keys.
-  // Answered now; published with the rest of this turn's orders (lib/order/publish-batch.ts).
-  publishSoon(parsed.msg);
+  // Published with the rest of this turn's orders (lib/order/publish-batch.ts); 200 only once confirmed.
+  try {
+    await publishSoon(parsed.msg);
+  } catch (err) {
+    return unpublished(redis, parsed.msg.voucherId, orderId, input.userId, err);
+  }
   return { orderId, status: 'pending' };
+}
+
+/** Retry-After (seconds) of a grab whose order could not be handed to the broker. */
+const UNPUBLISHED_RETRY_AFTER_S = 1;
+
+/**
+ * The broker did not confirm this order: take the grab back (outbox entry, buyer and unit in one
+ * script, only if the entry is still there) and answer 503, so the buyer retries. Two cases keep
+ * the 200 instead:
+ *   - the release itself fails (Redis unreachable): the script ran all or nothing, so the entry is
+ *     still in the outbox and the sweeper publishes it (OUTBOX_STALE_MS later; it already knows the
+ *     voucher: every preheat puts it in seckill:active, and a grab is only accepted on preheated
+ *     keys) — the order is as safe as Redis is, and a 503 would be a lie that leaves a real order behind;
+ *   - the release finds no entry: the worker already wrote the order and cleared it (the message
+ *     reached the broker after all and only the confirm was late or lost), or the sweeper did.
+ * A message that reached the broker whose confirm never came AND whose unit was given back is
+ * written by the worker anyway; the buyer then holds that order (a later grab of theirs folds
+ * into it, see lib/order/persist.ts), and MySQL's stock guard still prevents overselling.
+ */
+async function unpublished(redis: RedisClient, voucherId: string, orderId: string, userId: string, cause: unknown): Promise<GrabResult> {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  let released: boolean;
+  try {
+    released = await releaseOrder(redis, voucherId, orderId, userId);
+  } catch (err) {
+    log.warn({ orderId, voucherId, why, err: err instanceof Error ? err.message : String(err) }, 'unconfirmed order could not be released; it stays in the outbox for the sweeper');
+    return { orderId, status: 'pending' };
+  }
+  if (!released) return { orderId, status: 'pending' };
+  throw new AppError('SERVICE_UNAVAILABLE', '下单通道繁忙，名额已退回，请稍后重试', { retryAfter: UNPUBLISHED_RETRY_AFTER_S });
 }
 
 function rateLimited(who: string | undefined, waitMs: number): AppError {
