@@ -30,7 +30,8 @@ export async function purgeOrderQueue(): Promise<void> {
 
 /**
  * Accepted order ids that are neither in MySQL nor recorded as failed (tb_order_failure: folded into
- * the buyer's other order, and shown to them as failed — an answer, not a loss).
+ * the buyer's other order, and shown to them as failed — an answer, not a loss; an UNCONFIRMED one
+ * was answered 503, so it is never among the accepted ids).
  */
 export async function missingOrders(orderIds: string[]): Promise<number> {
   let missing = 0;

@@ -124,7 +124,7 @@ export interface OrderFailureTable {
   order_id: Id;
   user_id: Id;
   voucher_id: Id;
-  reason: 'ALREADY_BOUGHT';
+  reason: 'ALREADY_BOUGHT' | 'UNCONFIRMED';
   kept_order_id: Id | null;
   create_time: ColumnType<Date, Date | undefined, never>;
 }

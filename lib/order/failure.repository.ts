@@ -1,16 +1,19 @@
 /**
  * SQL for tb_order_failure (migration 004): accepted grabs the worker will never write, and why.
- * Today one reason, ALREADY_BOUGHT: the buyer already holds a different live order of the voucher
- * (Redis forgot their first grab and accepted a second; both messages reached the worker). The
- * persisting transaction records it next to the insert that skipped it, so it happens exactly once,
- * and reads it back before inserting, so a redelivered copy is never written later (say after the
- * kept order was cancelled and the unique key would let it in).
+ *   ALREADY_BOUGHT: the buyer already holds a different live order of the voucher (Redis forgot
+ *   their first grab and accepted a second; both messages reached the worker). The persisting
+ *   transaction records it next to the insert that skipped it, so it happens exactly once.
+ *   UNCONFIRMED: the grab's publish got no confirm but the broker may hold the message; the grab
+ *   records this (voidUnconfirmedOrder) before it gives the unit back and answers 503.
+ * The persisting transaction reads these with the tombstones before inserting, under a shared lock,
+ * so a copy of the message is never written afterwards, and a void racing the insert is decided
+ * one way: whichever transaction commits first, the other sees it.
  */
 import { sql } from 'kysely';
-import type { Executor } from '@/lib/db/client';
+import type { DB, Executor } from '@/lib/db/client';
 import type { OrderMessage } from '@/lib/order/message';
 
-export type OrderFailureReason = 'ALREADY_BOUGHT';
+export type OrderFailureReason = 'ALREADY_BOUGHT' | 'UNCONFIRMED';
 
 export interface OrderFailure {
   orderId: string;
@@ -21,9 +24,12 @@ export interface OrderFailure {
 }
 
 export interface NeverWritten {
-  /** Discarded dead letters (tombstones, lib/order/tombstone.repository.ts). */
+  /**
+   * Discarded dead letters (tombstones, lib/order/tombstone.repository.ts) and voided unconfirmed
+   * grabs: never written, and their unit goes back (the sweeper's job if the grab could not).
+   */
   discarded: Set<string>;
-  /** Recorded failures. */
+  /** Folded (ALREADY_BOUGHT): never written, and their unit is the one the kept order holds. */
   failed: Set<string>;
 }
 
@@ -35,11 +41,11 @@ export async function neverWrittenOrderIds(trx: Executor, orderIds: string[]): P
   const out: NeverWritten = { discarded: new Set(), failed: new Set() };
   if (orderIds.length === 0) return out;
   const ids = sql.join(orderIds);
-  const { rows } = await sql<{ order_id: string; kind: 'd' | 'f' }>`
-    (SELECT order_id, 'd' AS kind FROM tb_order_dead_letter WHERE order_id IN (${ids}) AND status = 'discarded' LOCK IN SHARE MODE)
+  const { rows } = await sql<{ order_id: string; kind: string }>`
+    (SELECT order_id, 'DISCARDED' AS kind FROM tb_order_dead_letter WHERE order_id IN (${ids}) AND status = 'discarded' LOCK IN SHARE MODE)
     UNION ALL
-    (SELECT order_id, 'f' AS kind FROM tb_order_failure WHERE order_id IN (${ids}))`.execute(trx);
-  for (const r of rows) (r.kind === 'd' ? out.discarded : out.failed).add(String(r.order_id));
+    (SELECT order_id, reason AS kind FROM tb_order_failure WHERE order_id IN (${ids}) LOCK IN SHARE MODE)`.execute(trx);
+  for (const r of rows) (r.kind === 'ALREADY_BOUGHT' ? out.failed : out.discarded).add(String(r.order_id));
   return out;
 }
 
@@ -78,11 +84,39 @@ export async function recordFoldedOrders(trx: Executor, voucherId: string, group
   return folded;
 }
 
-/** For the sweeper: outbox entries of failed orders are done, not stragglers to republish. */
-export async function failedOrderIds(db: Executor, orderIds: string[]): Promise<Set<string>> {
-  if (orderIds.length === 0) return new Set();
-  const rows = await db.selectFrom('tb_order_failure').select('order_id').where('order_id', 'in', orderIds).execute();
-  return new Set(rows.map((r) => r.order_id));
+/** For the sweeper and the bench: order ids recorded as failed, with their reason. */
+export async function failedOrderIds(db: Executor, orderIds: string[]): Promise<Map<string, OrderFailureReason>> {
+  if (orderIds.length === 0) return new Map();
+  const rows = await db.selectFrom('tb_order_failure').select(['order_id', 'reason']).where('order_id', 'in', orderIds).execute();
+  return new Map(rows.map((r) => [r.order_id, r.reason]));
+}
+
+const isDeadlock = (err: unknown) => (err as { code?: string } | null)?.code === 'ER_LOCK_DEADLOCK';
+
+/**
+ * A grab whose publish got no confirm, though the broker may hold its message: records that the
+ * order must never be written — unless the worker already wrote it. True: voided (the caller gives
+ * the unit back and answers 503); false: the order is in MySQL (the caller answers 200). The
+ * locking read of the order row (a gap lock when absent) and the worker's shared read of this table
+ * serialize the two; a deadlock between them is retried.
+ */
+export async function voidUnconfirmedOrder(db: DB, m: OrderMessage): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const { rows } = await sql<{ id: string }>`SELECT id FROM tb_voucher_order WHERE id = ${m.orderId} FOR UPDATE`.execute(trx);
+        if (rows.length > 0) return false;
+        await trx
+          .insertInto('tb_order_failure')
+          .ignore()
+          .values({ order_id: m.orderId, user_id: m.userId, voucher_id: m.voucherId, reason: 'UNCONFIRMED', kept_order_id: null })
+          .execute();
+        return true;
+      });
+    } catch (err) {
+      if (!isDeadlock(err) || attempt >= 3) throw err;
+    }
+  }
 }
 
 export async function findOrderFailure(db: Executor, orderId: string): Promise<OrderFailure | undefined> {

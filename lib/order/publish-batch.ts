@@ -11,7 +11,7 @@
  * then gives the unit back (lib/seckill/grab.ts) and answers 503.
  *
  * Bounded: above MAX_UNCONFIRMED messages awaiting their confirm (a slow or absent broker), new
- * orders are refused at once (PublishBackedUpError) instead of piling up in this process's memory.
+ * orders are refused at once instead of piling up in this process's memory.
  */
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
@@ -21,11 +21,18 @@ import { publishOrderOn } from '@/lib/order/publish';
 
 export const MAX_UNCONFIRMED = 20_000;
 
-/** Too many publishes are already waiting for their confirm: this order is not published. */
-export class PublishBackedUpError extends Error {
-  constructor() {
-    super(`more than ${MAX_UNCONFIRMED} order publishes await their confirm`);
-    this.name = 'PublishBackedUpError';
+/**
+ * This order's message was not confirmed. `maybeSent`: it was handed to the channel, so the broker
+ * may hold it all the same (a lost or late confirm); false when it never left this process (no
+ * channel, or the publisher backed up).
+ */
+export class PublishUnconfirmedError extends Error {
+  constructor(
+    message: string,
+    readonly maybeSent: boolean,
+  ) {
+    super(message);
+    this.name = 'PublishUnconfirmedError';
   }
 }
 
@@ -33,6 +40,8 @@ interface Queued {
   msg: OrderMessage;
   resolve: () => void;
   reject: (err: Error) => void;
+  /** Handed to the channel. */
+  sent?: boolean;
 }
 
 let queued: Queued[] = [];
@@ -48,7 +57,7 @@ export function publishSoon(msg: OrderMessage): Promise<void> {
       lastWarn = Date.now();
       log.warn({ skipped, unconfirmed }, 'order publishes backed up; new grabs are refused with 503');
     }
-    return Promise.reject(new PublishBackedUpError());
+    return Promise.reject(new PublishUnconfirmedError(`more than ${MAX_UNCONFIRMED} order publishes await their confirm`, false));
   }
   return new Promise<void>((resolve, reject) => {
     queued.push({ msg, resolve, reject });
@@ -69,14 +78,14 @@ function flush(): void {
   // One deadline for the batch, the channel lookup included (a broker that accepts the TCP
   // connection but never answers would otherwise hold the grabs for the connect timeout).
   const settled = new Set<Queued>();
-  const settle = (q: Queued, err?: Error) => {
+  const settle = (q: Queued, err?: unknown) => {
     if (settled.has(q)) return;
     settled.add(q);
     done();
-    if (err) {
-      log.warn({ orderId: q.msg.orderId, voucherId: q.msg.voucherId, err: err.message }, 'order publish not confirmed');
-      q.reject(err);
-    } else q.resolve();
+    if (err === undefined) return q.resolve();
+    const why = err instanceof Error ? err.message : String(err);
+    log.warn({ orderId: q.msg.orderId, voucherId: q.msg.voucherId, err: why, maybeSent: q.sent === true }, 'order publish not confirmed');
+    q.reject(new PublishUnconfirmedError(why, q.sent === true));
   };
   const deadline = setTimeout(() => {
     const err = new Error(`no publisher confirm within ${timeoutMs} ms`);
@@ -86,15 +95,15 @@ function flush(): void {
     (ch) => {
       for (const q of batch) {
         if (settled.has(q)) continue;
+        q.sent = true;
         publishOrderOn(ch, q.msg, timeoutMs).then(
           () => settle(q),
-          (err: unknown) => settle(q, err instanceof Error ? err : new Error(String(err))),
+          (err: unknown) => settle(q, err),
         );
       }
     },
     (err: unknown) => {
-      const e = err instanceof Error ? err : new Error(String(err));
-      for (const q of batch) settle(q, e);
+      for (const q of batch) settle(q, err);
     },
   );
 }

@@ -1,8 +1,10 @@
 /**
  * Orders as their owner sees them (README: Flash sale). An accepted grab is `pending` while it sits
  * in the Redis outbox, `created` once the worker has written it, `failed` if it was dead-lettered
- * or folded (its buyer already holds another order of the voucher: `failReason` ALREADY_BOUGHT and
- * `keptOrderId`, lib/order/failure.repository.ts). Someone else's order reads as not found.
+ * or recorded in tb_order_failure (lib/order/failure.repository.ts): folded — its buyer already
+ * holds another order of the voucher, `failReason` ALREADY_BOUGHT and `keptOrderId` — or voided
+ * after an unconfirmed publish (UNCONFIRMED; that grab answered 503). Someone else's order reads as
+ * not found.
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
@@ -95,7 +97,7 @@ export async function getMyOrder(db: Executor, redis: RedisClient, userId: strin
   // The worker commits before it clears the outbox: an order that just left the outbox is in MySQL.
   const committed = await findOrderView(db, orderId);
   if (committed && committed.userId === userId) return fromView(committed);
-  // Folded into another order of the buyer (rare). The worker records it before it clears the outbox entry.
+  // Folded into another order of the buyer, or voided (rare). Recorded before the outbox entry goes.
   const failure = await findOrderFailure(db, orderId);
   if (failure) {
     if (failure.userId !== userId) throw notFound('订单');

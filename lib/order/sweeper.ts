@@ -80,9 +80,9 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
   if (due.length === 0) return retireIfDone(redis, vid, now);
 
   const ids = due.map((e) => e.orderId);
-  // Written, or recorded as failed (folded into the buyer's other order): done either way.
+  // Written, or folded into the buyer's other order (whose unit it is): done either way.
   const [written, failed] = await Promise.all([existingOrderIds(db, ids), failedOrderIds(db, ids)]);
-  const inDb = new Set([...written, ...failed]);
+  const inDb = new Set([...written, ...[...failed].filter(([, why]) => why === 'ALREADY_BOUGHT').map(([id]) => id)]);
   if (inDb.size > 0) stats.removed += await redis.hdel(pendingKey, ...inDb);
   const rest = due.filter((e) => !inDb.has(e.orderId));
   const dead = await deadLetterStatuses(db, rest.map((e) => e.orderId));
@@ -91,7 +91,9 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
   for (const e of rest) {
     const status = dead.get(e.orderId)?.status;
     if (status === 'dead') stats.skippedDead++; // waits for the admin: replay or discard
-    else if (status === 'discarded') {
+    // Discarded by the admin, or voided by a grab that answered 503 (UNCONFIRMED) but could not
+    // give its unit back: never written, so the unit goes back.
+    else if (status === 'discarded' || failed.get(e.orderId) === 'UNCONFIRMED') {
       if (await releaseOrder(redis, vid, e.orderId, e.userId)) {
         stats.released++;
         deps.metrics?.released.inc();

@@ -3,7 +3,8 @@
  * The web side reaches the broker through a TCP proxy this file cuts (a broker that refuses) or
  * replaces with a black hole (a broker that never answers): those grabs answer 503 and give their
  * unit back, nothing is written. A grab answered 200 survives Redis forgetting it entirely: the
- * worker (started afterwards, on its own direct connection) writes it from the queue alone.
+ * worker (started afterwards, on its own direct connection) writes it from the queue alone. And a
+ * message the broker took whose confirm was lost is voided before its unit goes back: never written.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -24,6 +25,12 @@ import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as orderRoute } from '@/app/api/orders/[id]/route';
 import { releaseOrder } from '@/lib/seckill/outbox';
+import { giveBackUnconfirmed, runGrabScript } from '@/lib/seckill/grab';
+import { nextOrderId } from '@/lib/id';
+import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { publishOrder } from '@/lib/order/publish';
+import { PublishUnconfirmedError } from '@/lib/order/publish-batch';
+import { AppError } from '@/lib/errors';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
@@ -151,5 +158,54 @@ describe('a 200 means the order is in RabbitMQ', () => {
     await waitFor('the forgotten order in MySQL', async () => (await ordersOf(voucherId)).some((o) => o.id === orderId));
     const poll = await callRoute(orderRoute, { token: u!.token, params: { id: orderId } });
     expect(poll.json.data).toMatchObject({ id: orderId, state: 'created' });
+  });
+
+  it('a message the broker took whose confirm was lost: the 503 voids it first, the worker never writes it', async () => {
+    await worker?.stop();
+    worker = undefined;
+    const voucherId = await createTestVoucher(db, redis, { stock: 3 });
+    const [u, marker, late, never] = await createTestUsers(db, redis, 4);
+    const accept = async (userId: string): Promise<OrderMessage> => {
+      const orderId = await nextOrderId(redis);
+      const [code, payload] = await runGrabScript(redis, { voucherId, userId, orderId });
+      expect(code).toBe(0);
+      const parsed = parseOrderMessage(payload!);
+      if (!parsed.ok) throw new Error(parsed.reason);
+      return parsed.msg;
+    };
+    const lostConfirm = new PublishUnconfirmedError('confirm lost', true);
+    const initial = await readSeckillState(redis, voucherId);
+
+    // In the queue, but the grab never heard the confirm.
+    const msg = await accept(u!.userId);
+    await publishOrder(msg, 5000);
+    const err = await giveBackUnconfirmed(db, redis, msg, lostConfirm).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('SERVICE_UNAVAILABLE');
+    expect(await readSeckillState(redis, voucherId)).toEqual(initial);
+    expect(await db.selectFrom('tb_order_failure').select(['order_id', 'reason']).where('order_id', '=', msg.orderId).execute()).toEqual([{ order_id: msg.orderId, reason: 'UNCONFIRMED' }]);
+
+    // Never handed to the broker: no MySQL write needed, the unit simply goes back.
+    const unsent = await accept(never!.userId);
+    await expect(giveBackUnconfirmed(db, redis, unsent, new PublishUnconfirmedError('no channel', false))).rejects.toBeInstanceOf(AppError);
+    expect(await db.selectFrom('tb_order_failure').select('order_id').where('order_id', '=', unsent.orderId).execute()).toEqual([]);
+    expect(await readSeckillState(redis, voucherId)).toEqual(initial);
+
+    // A grab behind it in the queue marks when the worker has been through the voided message.
+    const next = await grab(marker!, voucherId);
+    expect(next.status).toBe(200);
+    worker = await startOrderWorker({ rabbitUrl: 'amqp://guest:guest@127.0.0.1:5672', batchWaitMs: 5, sweepIntervalMs: 500, staleMs: 1500 });
+    await waitFor('the marker order written', async () => (await ordersOf(voucherId)).length === 1 || null);
+    expect((await ordersOf(voucherId)).map((o) => o.id)).toEqual([next.json.data.orderId]);
+    expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 2, dbStock: 2, dbOrders: 1, buyers: 1, oversold: 0, duplicates: 0 });
+
+    // The reverse race: the worker wrote the order before the grab gave up on its confirm → 200 stands.
+    const ok = await grab(late!, voucherId);
+    expect(ok.status).toBe(200);
+    await waitFor('written', async () => (await ordersOf(voucherId)).length === 2 || null);
+    const written: OrderMessage = { v: 1, orderId: ok.json.data.orderId, userId: late!.userId, voucherId, at: Date.now() };
+    expect(await giveBackUnconfirmed(db, redis, written, lostConfirm)).toEqual({ orderId: written.orderId, status: 'pending' });
+    expect(await db.selectFrom('tb_order_failure').select('order_id').where('order_id', '=', written.orderId).execute()).toEqual([]);
+    expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 1, dbStock: 1, dbOrders: 2, buyers: 2 });
   });
 });

@@ -7,8 +7,9 @@
  * Why wait for the confirm: Redis may forget an accepted grab (a Cluster failover, a restart without
  * fsync) and its outbox entry with it; a persistent message in a durable queue is not forgotten.
  * So a 200 means the order is in RabbitMQ, and the worker will write it or report it failed. If
- * the confirm does not come (broker down, channel closed, PUBLISH_CONFIRM_TIMEOUT_MS), the unit is
- * given back in one script (outbox entry, buyer, stock) and the grab answers 503 with Retry-After.
+ * the confirm does not come (broker down, channel closed, PUBLISH_CONFIRM_TIMEOUT_MS), the order is
+ * voided in MySQL if the broker may hold it anyway, the unit is given back in one script (outbox
+ * entry, buyer, stock) and the grab answers 503 with Retry-After (giveBackUnconfirmed).
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
@@ -16,9 +17,10 @@ import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { env } from '@/lib/env';
 import { AppError, notFound } from '@/lib/errors';
 import { OrderIdPool } from '@/lib/id/pool';
-import { parseOrderMessage } from '@/lib/order/message';
 import { log } from '@/lib/log';
-import { publishSoon } from '@/lib/order/publish-batch';
+import { voidUnconfirmedOrder } from '@/lib/order/failure.repository';
+import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { publishSoon, PublishUnconfirmedError } from '@/lib/order/publish-batch';
 import { consume, limitMessages } from '@/lib/rate-limit';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
@@ -81,7 +83,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   try {
     await publishSoon(parsed.msg);
   } catch (err) {
-    return unpublished(redis, parsed.msg.voucherId, orderId, input.userId, err);
+    return giveBackUnconfirmed(db, redis, parsed.msg, err);
   }
   return { orderId, status: 'pending' };
 }
@@ -89,31 +91,53 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
 /** Retry-After (seconds) of a grab whose order could not be handed to the broker. */
 const UNPUBLISHED_RETRY_AFTER_S = 1;
 
+const unavailable = () => new AppError('SERVICE_UNAVAILABLE', '下单通道繁忙，名额已退回，请稍后重试', { retryAfter: UNPUBLISHED_RETRY_AFTER_S });
+const errText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
 /**
- * The broker did not confirm this order: take the grab back (outbox entry, buyer and unit in one
- * script, only if the entry is still there) and answer 503, so the buyer retries. Two cases keep
- * the 200 instead:
- *   - the release itself fails (Redis unreachable): the script ran all or nothing, so the entry is
- *     still in the outbox and the sweeper publishes it (OUTBOX_STALE_MS later; it already knows the
- *     voucher: every preheat puts it in seckill:active, and a grab is only accepted on preheated
- *     keys) — the order is as safe as Redis is, and a 503 would be a lie that leaves a real order behind;
- *   - the release finds no entry: the worker already wrote the order and cleared it (the message
- *     reached the broker after all and only the confirm was late or lost), or the sweeper did.
- * A message that reached the broker whose confirm never came AND whose unit was given back is
- * written by the worker anyway; the buyer then holds that order (a later grab of theirs folds
- * into it, see lib/order/persist.ts), and MySQL's stock guard still prevents overselling.
+ * The broker did not confirm this order: take the grab back and answer 503, so the buyer retries.
+ *
+ * If the message was handed to the channel (a lost or late confirm, a channel that closed after the
+ * write), the broker may hold it all the same and the worker would write an order whose unit was
+ * given back. So first void it in MySQL (tb_order_failure UNCONFIRMED, only if the order is not
+ * there yet; the worker never writes a voided id). Then give the unit back in one script (outbox
+ * entry, buyer, stock, only if the entry is still there).
+ *
+ * The 200 stands instead when
+ *   - the worker already wrote the order (the void finds it): only the confirm was late;
+ *   - MySQL cannot be reached for the void, or Redis for the release of a message never handed over:
+ *     the entry is still in the outbox (the release script runs all or nothing), the sweeper
+ *     publishes it (OUTBOX_STALE_MS later; it knows the voucher: every preheat puts it in
+ *     seckill:active, and a grab is only accepted on preheated keys) — as safe as Redis is, and a
+ *     503 would be a lie that leaves a real order behind;
+ *   - the release finds no entry for a message never voided: the worker wrote it and cleared the
+ *     entry, or the sweeper republished it meanwhile.
+ * A voided order stays a 503 even if the release fails or finds nothing: it will never be written,
+ * and the sweeper gives back a unit still held.
  */
-async function unpublished(redis: RedisClient, voucherId: string, orderId: string, userId: string, cause: unknown): Promise<GrabResult> {
-  const why = cause instanceof Error ? cause.message : String(cause);
+export async function giveBackUnconfirmed(db: DB, redis: RedisClient, msg: OrderMessage, cause: unknown): Promise<GrabResult> {
+  const { orderId, voucherId, userId } = msg;
+  const pending: GrabResult = { orderId, status: 'pending' };
+  let voided = false;
+  if (!(cause instanceof PublishUnconfirmedError) || cause.maybeSent) {
+    try {
+      voided = await voidUnconfirmedOrder(db, msg);
+    } catch (err) {
+      log.warn({ orderId, voucherId, why: errText(cause), err: errText(err) }, 'unconfirmed order could not be voided; it stays in the outbox for the sweeper');
+      return pending;
+    }
+    if (!voided) return pending;
+  }
   let released: boolean;
   try {
     released = await releaseOrder(redis, voucherId, orderId, userId);
   } catch (err) {
-    log.warn({ orderId, voucherId, why, err: err instanceof Error ? err.message : String(err) }, 'unconfirmed order could not be released; it stays in the outbox for the sweeper');
-    return { orderId, status: 'pending' };
+    log.warn({ orderId, voucherId, voided, err: errText(err) }, 'unconfirmed order could not be released');
+    if (voided) throw unavailable();
+    return pending;
   }
-  if (!released) return { orderId, status: 'pending' };
-  throw new AppError('SERVICE_UNAVAILABLE', '下单通道繁忙，名额已退回，请稍后重试', { retryAfter: UNPUBLISHED_RETRY_AFTER_S });
+  if (!released && !voided) return pending;
+  throw unavailable();
 }
 
 function rateLimited(who: string | undefined, waitMs: number): AppError {
