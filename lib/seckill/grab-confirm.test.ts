@@ -191,6 +191,13 @@ describe('a 200 means the order is in RabbitMQ', () => {
     expect(await db.selectFrom('tb_order_failure').select('order_id').where('order_id', '=', unsent.orderId).execute()).toEqual([]);
     expect(await readSeckillState(redis, voucherId)).toEqual(initial);
 
+    // Never handed over, and Redis forgot the entry meanwhile: no order anywhere, so it is voided → 503.
+    const vanished = await accept(never!.userId);
+    expect(await releaseOrder(redis, voucherId, vanished.orderId, never!.userId)).toBe(true);
+    await expect(giveBackUnconfirmed(db, redis, vanished, new PublishUnconfirmedError('no channel', false))).rejects.toBeInstanceOf(AppError);
+    expect(await db.selectFrom('tb_order_failure').select(['order_id', 'reason']).where('order_id', '=', vanished.orderId).execute()).toEqual([{ order_id: vanished.orderId, reason: 'UNCONFIRMED' }]);
+    expect(await readSeckillState(redis, voucherId)).toEqual(initial);
+
     // A grab behind it in the queue marks when the worker has been through the voided message.
     const next = await grab(marker!, voucherId);
     expect(next.status).toBe(200);

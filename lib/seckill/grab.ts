@@ -110,8 +110,8 @@ const errText = (err: unknown) => (err instanceof Error ? err.message : String(e
  *     publishes it (OUTBOX_STALE_MS later; it knows the voucher: every preheat puts it in
  *     seckill:active, and a grab is only accepted on preheated keys) — as safe as Redis is, and a
  *     503 would be a lie that leaves a real order behind;
- *   - the release finds no entry for a message never voided: the worker wrote it and cleared the
- *     entry, or the sweeper republished it meanwhile.
+ *   - the release finds no entry for a message never handed over, and MySQL already holds the
+ *     order (the sweeper republished it meanwhile); if MySQL does not, it is voided there: 503.
  * A voided order stays a 503 even if the release fails or finds nothing: it will never be written,
  * and the sweeper gives back a unit still held.
  */
@@ -136,8 +136,18 @@ export async function giveBackUnconfirmed(db: DB, redis: RedisClient, msg: Order
     if (voided) throw unavailable();
     return pending;
   }
-  if (!released && !voided) return pending;
-  throw unavailable();
+  if (released || voided) throw unavailable();
+  // Never handed to the broker, and no entry left: Redis forgot it (then no order exists anywhere)
+  // or the sweeper republished it (then the worker writes it). MySQL decides, as above.
+  let voidedNow: boolean;
+  try {
+    voidedNow = await voidUnconfirmedOrder(db, msg);
+  } catch (err) {
+    log.warn({ orderId, voucherId, err: errText(err) }, 'vanished unconfirmed order could not be voided');
+    return pending;
+  }
+  if (voidedNow) throw unavailable();
+  return pending;
 }
 
 function rateLimited(who: string | undefined, waitMs: number): AppError {
