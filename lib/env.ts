@@ -106,6 +106,8 @@ const schema = z.object({
   ORDER_RETRY_BASE_MS: int(1000),
   OUTBOX_SWEEP_INTERVAL_MS: int(5000),
   OUTBOX_STALE_MS: int(10000),
+  /** How long an accepted grab waits for its order message's broker confirm before it gives the unit back and answers 503. */
+  PUBLISH_CONFIRM_TIMEOUT_MS: z.coerce.number().int().positive().default(2000),
   /** Unpaid orders are cancelled (and their unit returned) this long after they were accepted. */
   ORDER_PAY_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(900),
   /** How often the SQL backstop looks for overdue unpaid orders and unit returns owed to Redis. */

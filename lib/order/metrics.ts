@@ -9,6 +9,7 @@ export function createWorkerMetrics() {
     registry,
     persisted: new Counter({ name: 'hmdp_orders_persisted_total', help: 'Orders written to MySQL', registers }),
     duplicates: new Counter({ name: 'hmdp_orders_duplicate_total', help: 'Messages whose order already existed (redelivery, republish)', registers }),
+    folded: new Counter({ name: 'hmdp_orders_folded_total', help: 'Messages whose buyer already held another order of the voucher: recorded as failed', registers }),
     retried: new Counter({ name: 'hmdp_orders_retried_total', help: 'Messages sent to a retry queue', registers }),
     deadLettered: new Counter({ name: 'hmdp_orders_dead_lettered_total', help: 'Messages moved to dead letters', labelNames: ['kind'] as const, registers }),
     dbStalls: new Counter({ name: 'hmdp_orders_db_stalls_total', help: 'Batch attempts that hit an unreachable or busy database', registers }),
