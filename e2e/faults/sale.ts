@@ -78,9 +78,16 @@ export async function settle(db: DB, redis: RedisClient, voucherId: string, stor
   const answers = storm.answers;
   const ids = answers.map((x) => x.orderId);
   const inDb = async () => new Set((await db.selectFrom('tb_voucher_order').select('id').where('id', 'in', ids).execute()).map((r) => r.id));
-  const dead = async () => new Set((await db.selectFrom('tb_order_dead_letter').select('order_id').where('order_id', 'in', ids).execute()).map((r) => r.order_id!));
+  // Failed for the buyer: dead-lettered, or recorded in tb_order_failure (a folded duplicate, a voided unconfirmed grab).
+  const dead = async () => {
+    const [letters, failures] = await Promise.all([
+      db.selectFrom('tb_order_dead_letter').select('order_id').where('order_id', 'in', ids).execute(),
+      db.selectFrom('tb_order_failure').select('order_id').where('order_id', 'in', ids).execute(),
+    ]);
+    return new Set([...letters.map((r) => r.order_id!), ...failures.map((r) => r.order_id)]);
+  };
   const t0 = Date.now();
-  await waitFor('every 200 persisted or dead-lettered', async () => {
+  await waitFor('every 200 persisted or recorded as failed', async () => {
     const [p, d] = await Promise.all([inDb(), dead()]);
     return ids.every((id) => p.has(id) || d.has(id));
   }, 120_000, 500).catch(() => undefined);
