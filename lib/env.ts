@@ -56,6 +56,13 @@ const schema = z.object({
   SECKILL_REFUSAL_MEMORY_MS: int(1000),
   /** Vouchers one process remembers refusals for at most (bounded memory). */
   SECKILL_REFUSAL_MEMORY_MAX: z.coerce.number().int().positive().default(10_000),
+  /** How often the worker checks whether Redis may have forgotten writes (a restart, a failover); 0 = never. */
+  REDIS_REPAIR_CHECK_MS: int(2000),
+  /** After such a change, repair every live sale at these offsets (ms): at once, and again once the queued orders are in MySQL. */
+  REDIS_REPAIR_DELAYS_MS: z
+    .string()
+    .default('0,5000,30000')
+    .transform((s) => s.split(',').map((x) => Number(x.trim())).filter((n) => Number.isFinite(n) && n >= 0)),
   RABBITMQ_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   /** Prefix of every exchange and queue name, so tests and several deployments can share a broker. */
   MQ_PREFIX: z.string().regex(/^[a-z0-9_.-]+$/i).default('hmdp'),
@@ -107,6 +114,8 @@ const schema = z.object({
   ORDER_RETRY_BASE_MS: int(1000),
   OUTBOX_SWEEP_INTERVAL_MS: int(5000),
   OUTBOX_STALE_MS: int(10000),
+  /** How long an accepted grab waits for its order message's broker confirm before it gives the unit back and answers 503. */
+  PUBLISH_CONFIRM_TIMEOUT_MS: z.coerce.number().int().positive().default(2000),
   /** Unpaid orders are cancelled (and their unit returned) this long after they were accepted. */
   ORDER_PAY_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(900),
   /** How often the SQL backstop looks for overdue unpaid orders and unit returns owed to Redis. */

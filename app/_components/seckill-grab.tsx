@@ -18,8 +18,14 @@ export interface SeckillGrabProps {
 }
 
 type OrderState = 'pending' | 'created' | 'failed';
+/** The status poll's answer: a failed order may say why (ALREADY_BOUGHT: the buyer holds keptOrderId). */
+interface OrderPoll {
+  state: OrderState;
+  failReason?: 'ALREADY_BOUGHT';
+  keptOrderId?: string;
+}
 type Outcome =
-  | { kind: 'order'; orderId: string; state: OrderState }
+  | { kind: 'order'; orderId: string; state: OrderState; failReason?: OrderPoll['failReason']; keptOrderId?: string }
   | { kind: 'refused'; code: 'ALREADY_BOUGHT' | 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED'; text: string }
   | { kind: 'error'; text: string };
 
@@ -64,7 +70,7 @@ function useNow(): number | null {
 }
 
 /** Polls GET /api/orders/{id} with a gentle backoff until the order leaves `pending`. */
-function useOrderPolling(outcome: Outcome | null, onSettled: (state: OrderState) => void) {
+function useOrderPolling(outcome: Outcome | null, onSettled: (poll: OrderPoll) => void) {
   const orderId = outcome?.kind === 'order' && outcome.state === 'pending' ? outcome.orderId : null;
   // The countdown re-renders every second; the poll loop must not restart with it.
   const settled = useRef(onSettled);
@@ -78,9 +84,9 @@ function useOrderPolling(outcome: Outcome | null, onSettled: (state: OrderState)
     let timer: ReturnType<typeof setTimeout>;
     const poll = async () => {
       try {
-        const o = await api<{ state: OrderState }>(`/api/orders/${orderId}`);
+        const o = await api<OrderPoll>(`/api/orders/${orderId}`);
         if (cancelled) return;
-        if (o.state !== 'pending') return settled.current(o.state);
+        if (o.state !== 'pending') return settled.current(o);
       } catch {
         // A blip (or the order not visible for a moment): keep polling.
       }
@@ -105,7 +111,7 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
   const soldOut = remaining === 0 || (outcome?.kind === 'refused' && outcome.code === 'SOLD_OUT');
   const done = outcome?.kind === 'order' || (outcome?.kind === 'refused' && outcome.code === 'ALREADY_BOUGHT');
 
-  useOrderPolling(outcome, (state) => setOutcome((o) => (o?.kind === 'order' ? { ...o, state } : o)));
+  useOrderPolling(outcome, (p) => setOutcome((o) => (o?.kind === 'order' ? { ...o, state: p.state, failReason: p.failReason, keptOrderId: p.keptOrderId } : o)));
 
   async function grab() {
     setBusy(true);
@@ -171,16 +177,24 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
 
 function OutcomeLine({ outcome }: { outcome: Outcome }) {
   if (outcome.kind === 'order') {
+    // Folded: Redis forgot this buyer's earlier grab and took a second one; the earlier order stands.
+    const alreadyHeld = outcome.state === 'failed' && outcome.failReason === 'ALREADY_BOUGHT';
     const text =
       outcome.state === 'created' ? '抢购成功！订单已生成'
+      : alreadyHeld ? '你已有这张券的订单，这次抢购未生成新订单'
       : outcome.state === 'failed' ? '抢购成功，但下单失败，请联系客服'
       : '抢购成功，正在生成订单…';
     return (
-      <p role="status" className="mt-2 text-sm text-green-700" data-testid="seckill-result" data-state={outcome.state}>
+      <p role="status" className={`mt-2 text-sm ${outcome.state === 'failed' ? 'text-amber-700' : 'text-green-700'}`} data-testid="seckill-result" data-state={outcome.state}>
         {text}
         {outcome.state === 'created' && (
           <Link href={`/orders#order-${outcome.orderId}`} className="ml-2 text-brand underline" data-testid="seckill-order-link">
             去支付
+          </Link>
+        )}
+        {alreadyHeld && (
+          <Link href={outcome.keptOrderId ? `/orders#order-${outcome.keptOrderId}` : '/orders'} className="ml-2 text-brand underline" data-testid="seckill-kept-order-link">
+            查看我的订单
           </Link>
         )}
       </p>

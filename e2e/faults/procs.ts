@@ -63,3 +63,15 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function waitHttp(url: string, timeoutMs = 60_000): Promise<void> {
   await waitFor(url, async () => (await fetch(url)).ok, timeoutMs);
 }
+
+/**
+ * The private services' ports: the defaults, or, with FAULT_PORT_BASE=B (e.g. 3650), B + offset
+ * for MariaDB, the next ones for Redis and the web instances, and B + 2000 + offset for RabbitMQ
+ * (its dist port + 20000), so two runs on one machine (a CI run, an engineer's) never collide.
+ */
+export function faultPorts(offset: number, d: { mysql: number; redis: number; rabbit: number; webs: number[] }) {
+  const base = Number(process.env.FAULT_PORT_BASE ?? 0);
+  if (!base) return { ...d, rabbitDist: d.rabbit + 20000 };
+  const b = base + offset;
+  return { mysql: b, redis: b + 1, webs: d.webs.map((_, i) => b + 2 + i), rabbit: b + 2000, rabbitDist: b + 22000 };
+}

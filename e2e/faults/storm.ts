@@ -22,7 +22,7 @@ export class Storm {
   /** Request i goes to user ⌊i/2⌋: each user grabs twice back to back, the second must be refused. */
   constructor(
     private readonly targets: () => string[],
-    private readonly users: StormUser[],
+    readonly users: StormUser[],
     private readonly voucherId: string,
     private readonly ratePerSecond: number,
     private readonly maxInFlight = 300,

@@ -119,6 +119,16 @@ export interface OrderDeadLetterTable extends Timestamps {
   status: ColumnType<'dead' | 'replayed' | 'discarded', 'dead' | undefined, 'dead' | 'replayed' | 'discarded'>;
 }
 
+/** An accepted grab the worker will never write (migration 004). */
+export interface OrderFailureTable {
+  order_id: Id;
+  user_id: Id;
+  voucher_id: Id;
+  reason: 'ALREADY_BOUGHT' | 'UNCONFIRMED';
+  kept_order_id: Id | null;
+  create_time: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface AuditLogTable {
   id: Generated<Id>;
   actor_id: Id;
@@ -139,6 +149,7 @@ export interface Database extends SocialTables {
   tb_seckill_voucher: SeckillVoucherTable;
   tb_voucher_order: VoucherOrderTable;
   tb_order_dead_letter: OrderDeadLetterTable;
+  tb_order_failure: OrderFailureTable;
   tb_payment: PaymentTable;
   tb_audit_log: AuditLogTable;
 }

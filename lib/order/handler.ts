@@ -1,6 +1,8 @@
 /**
  * What the worker does with one batch of deliveries. Per message, exactly one of:
  *   persisted (or found already persisted) → ack, then its outbox entry is removed;
+ *   its buyer already holds another order of the voucher → recorded as failed (ALREADY_BOUGHT),
+ *   ack, outbox entry removed;
  *   unparseable → dead letter at once;
  *   failed for a reason of its own → retry queue with x-attempts + 1, dead letter once
  *   maxAttempts deliveries have failed;
@@ -146,9 +148,14 @@ export function createBatchHandler(deps: HandlerDeps) {
     for (const it of items) if (offSale.has(it.msg.orderId)) await deadLetter(it.d, it.msg, OFF_SALE_REASON, it.d.attempts + 1, 'off-sale');
     for (const it of items) if (!offSale.has(it.msg.orderId)) it.d.ack();
     // A discarded or off-sale order's outbox entry stays for the sweeper, which gives its unit back once discarded.
-    const persisted = items.map((i) => i.msg).filter((m) => !r.discarded.has(m.orderId) && !offSale.has(m.orderId));
-    await clearOutbox(persisted);
-    await deps.onPersisted?.(persisted);
+    // A failed (folded) one is done: its unit is the one the buyer's kept order holds, so its entry goes.
+    const done = items.map((i) => i.msg).filter((m) => !r.discarded.has(m.orderId) && !offSale.has(m.orderId));
+    await clearOutbox(done);
+    if (r.folded.length > 0) {
+      metrics.folded.inc(r.folded.length);
+      log.warn({ folded: r.folded.map((f) => ({ orderId: f.orderId, keptOrderId: f.keptOrderId })) }, 'orders folded into the order their buyer already holds; recorded as failed');
+    }
+    await deps.onPersisted?.(done.filter((m) => !r.failed.has(m.orderId)));
   }
 
   return async function handleBatch(batch: Delivery[]): Promise<void> {

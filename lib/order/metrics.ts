@@ -9,11 +9,13 @@ export function createWorkerMetrics() {
     registry,
     persisted: new Counter({ name: 'hmdp_orders_persisted_total', help: 'Orders written to MySQL', registers }),
     duplicates: new Counter({ name: 'hmdp_orders_duplicate_total', help: 'Messages whose order already existed (redelivery, republish)', registers }),
+    folded: new Counter({ name: 'hmdp_orders_folded_total', help: 'Messages whose buyer already held another order of the voucher: recorded as failed', registers }),
     retried: new Counter({ name: 'hmdp_orders_retried_total', help: 'Messages sent to a retry queue', registers }),
     deadLettered: new Counter({ name: 'hmdp_orders_dead_lettered_total', help: 'Messages moved to dead letters', labelNames: ['kind'] as const, registers }),
     dbStalls: new Counter({ name: 'hmdp_orders_db_stalls_total', help: 'Batch attempts that hit an unreachable or busy database', registers }),
     republished: new Counter({ name: 'hmdp_outbox_republished_total', help: 'Pending orders the sweeper published again', registers }),
     released: new Counter({ name: 'hmdp_outbox_released_total', help: 'Discarded dead letters whose Redis reservation the sweeper gave back', registers }),
+    repairs: new Counter({ name: 'hmdp_seckill_repairs_total', help: 'Sales rebuilt from MySQL after Redis may have forgotten writes (per voucher)', labelNames: ['reason'] as const, registers }),
     batchSeconds: new Histogram({
       name: 'hmdp_order_batch_seconds',
       help: 'Time to persist one batch',

@@ -3,12 +3,17 @@
  * INSERT IGNORE skips orders already written (redeliveries, sweeper republishes, a message twice
  * in one batch), and each voucher's DB stock drops by the number of rows really inserted, under a
  * `stock >= n` guard — so a duplicate creates nothing and takes nothing.
+ *
+ * A message skipped because its buyer already holds a *different* live order of the voucher (Redis
+ * forgot their first grab and accepted a second) is not a duplicate: it is recorded as failed
+ * (tb_order_failure, same transaction) so its buyer's status poll says so. That costs queries only
+ * when a group inserts fewer rows than it holds.
  */
 import type { DB } from '@/lib/db/client';
 import type { OrderMessage } from '@/lib/order/message';
 import { insertOrdersIgnoringDuplicates } from '@/lib/order/order.repository';
 import { takeStock } from '@/lib/seckill/seckill.repository';
-import { discardedOrderIds } from '@/lib/order/tombstone.repository';
+import { neverWrittenOrderIds, recordFoldedOrders, type OrderFailure } from '@/lib/order/failure.repository';
 import { saleWindows } from '@/lib/order/sale-window.repository';
 import { grabbedInWindow } from '@/lib/order/off-sale';
 
@@ -23,12 +28,16 @@ export class StockGuardError extends Error {
 export interface PersistResult {
   /** Rows inserted now. */
   inserted: number;
-  /** Messages whose order was already there. */
+  /** Messages whose order was already there, or already recorded as failed (redeliveries). */
   duplicates: number;
   /** Orders whose dead letter the admin discarded: never written; the sweeper gives their unit back. */
   discarded: Set<string>;
   /** Orders grabbed outside the window MySQL holds: not written, for the caller to dead-letter. */
   offSale: OrderMessage[];
+  /** Orders never to be written whose failure is recorded (now or by an earlier delivery): done, ack them. */
+  failed: Set<string>;
+  /** Of those, the ones recorded by this call. */
+  folded: OrderFailure[];
 }
 
 export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][] {
@@ -49,28 +58,33 @@ export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][]
 export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<PersistResult> {
   const groups = groupByVoucher(msgs);
   let discarded = new Set<string>();
+  let failed = new Set<string>();
   let offSale: OrderMessage[] = [];
+  let folded: OrderFailure[] = [];
   const inserted = await db.transaction().execute(async (trx) => {
     let total = 0;
-    discarded = await discardedOrderIds(trx, msgs.map((m) => m.orderId));
+    ({ discarded, failed } = await neverWrittenOrderIds(trx, msgs.map((m) => m.orderId)));
     const windows = await saleWindows(trx, groups.map(([voucherId]) => voucherId));
     offSale = [];
+    folded = [];
     for (const [voucherId, all] of groups) {
       const w = windows.get(voucherId);
       const group: OrderMessage[] = [];
       for (const m of all) {
-        if (discarded.has(m.orderId)) continue;
+        if (discarded.has(m.orderId) || failed.has(m.orderId)) continue;
         if (grabbedInWindow(m, w)) group.push(m);
         else offSale.push(m);
       }
       if (group.length === 0) continue;
       const n = await insertOrdersIgnoringDuplicates(trx, group);
       if (n > 0 && !(await takeStock(trx, voucherId, n))) throw new StockGuardError(voucherId, n);
+      if (n < group.length) folded.push(...(await recordFoldedOrders(trx, voucherId, group)));
       total += n;
     }
     return total;
   });
-  return { inserted, duplicates: msgs.length - inserted - discarded.size - offSale.length, discarded, offSale };
+  for (const f of folded) failed.add(f.orderId);
+  return { inserted, duplicates: msgs.length - inserted - discarded.size - offSale.length - folded.length, discarded, offSale, failed, folded };
 }
 
 const TRANSIENT_CODES = new Set([

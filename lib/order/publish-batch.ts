@@ -1,49 +1,111 @@
 /**
- * The grab path's publisher: the grab answers as soon as the Lua script has put the order in the
- * Redis outbox, and the order messages accepted in one event-loop turn are published together
- * right after (one socket write, confirms awaited in the background). Waiting for each broker
- * confirm before answering added a broker round trip to every accepted grab for no guarantee:
- * an order whose publish fails, or is never attempted, stays in the outbox and the sweeper
- * republishes it (OUTBOX_STALE_MS later).
+ * The grab path's publisher. An accepted grab answers 200 only once its order message is in
+ * RabbitMQ: persistent, in a durable queue, confirmed by the broker. The Redis outbox alone is not
+ * enough: Redis may forget an accepted grab (a Cluster failover — replication is asynchronous — or
+ * a restart without fsync), and an outbox entry it forgot is an order nobody would ever write.
+ *
+ * Still batched: the orders accepted in one event-loop turn are published together right after
+ * the turn (one channel lookup, one socket write); each keeps its own confirm, and `publishSoon`
+ * settles when that message's confirm arrives — no per-order round trip beyond the confirm wait.
+ * It rejects on a nack, a dead channel or broker, or after PUBLISH_CONFIRM_TIMEOUT_MS; the caller
+ * then gives the unit back (lib/seckill/grab.ts) and answers 503.
  *
  * Bounded: above MAX_UNCONFIRMED messages awaiting their confirm (a slow or absent broker), new
- * orders are left to the sweeper instead of piling up in this process's memory.
+ * orders are refused at once instead of piling up in this process's memory.
  */
+import { env } from '@/lib/env';
 import { log } from '@/lib/log';
+import { getPublishChannel } from '@/lib/mq/connection';
 import type { OrderMessage } from '@/lib/order/message';
-import { publishOrder } from '@/lib/order/publish';
+import { publishOrderOn } from '@/lib/order/publish';
 
 export const MAX_UNCONFIRMED = 20_000;
 
-let queued: OrderMessage[] = [];
+/**
+ * This order's message was not confirmed. `maybeSent`: it was handed to the channel, so the broker
+ * may hold it all the same (a lost or late confirm); false when it never left this process (no
+ * channel, or the publisher backed up).
+ */
+export class PublishUnconfirmedError extends Error {
+  constructor(
+    message: string,
+    readonly maybeSent: boolean,
+  ) {
+    super(message);
+    this.name = 'PublishUnconfirmedError';
+  }
+}
+
+interface Queued {
+  msg: OrderMessage;
+  resolve: () => void;
+  reject: (err: Error) => void;
+  /** Handed to the channel. */
+  sent?: boolean;
+}
+
+let queued: Queued[] = [];
 let unconfirmed = 0;
 let skipped = 0;
 let lastWarn = 0;
 
-export function publishSoon(msg: OrderMessage): void {
+/** Resolves once the broker has confirmed this order's message; rejects if it has not (see above). */
+export function publishSoon(msg: OrderMessage): Promise<void> {
   if (unconfirmed + queued.length >= MAX_UNCONFIRMED) {
     skipped++;
     if (Date.now() - lastWarn > 5000) {
       lastWarn = Date.now();
-      log.warn({ skipped, unconfirmed }, 'order publishes backed up; new orders wait in the outbox for the sweeper');
+      log.warn({ skipped, unconfirmed }, 'order publishes backed up; new grabs are refused with 503');
     }
-    return;
+    return Promise.reject(new PublishUnconfirmedError(`more than ${MAX_UNCONFIRMED} order publishes await their confirm`, false));
   }
-  queued.push(msg);
-  if (queued.length === 1) setImmediate(flush);
+  return new Promise<void>((resolve, reject) => {
+    queued.push({ msg, resolve, reject });
+    if (queued.length === 1) setImmediate(flush);
+  });
 }
 
 function flush(): void {
   const batch = queued;
   queued = [];
   unconfirmed += batch.length;
-  for (const msg of batch) {
-    publishOrder(msg)
-      .catch((err: unknown) =>
-        log.warn({ orderId: msg.orderId, voucherId: msg.voucherId, err: err instanceof Error ? err.message : String(err) }, 'order publish failed; it stays in the outbox for the sweeper'),
-      )
-      .finally(() => unconfirmed--);
-  }
+  const timeoutMs = env.PUBLISH_CONFIRM_TIMEOUT_MS;
+  let pending = batch.length;
+  const done = () => {
+    if (--pending === 0) clearTimeout(deadline);
+    unconfirmed--;
+  };
+  // One deadline for the batch, the channel lookup included (a broker that accepts the TCP
+  // connection but never answers would otherwise hold the grabs for the connect timeout).
+  const settled = new Set<Queued>();
+  const settle = (q: Queued, err?: unknown) => {
+    if (settled.has(q)) return;
+    settled.add(q);
+    done();
+    if (err === undefined) return q.resolve();
+    const why = err instanceof Error ? err.message : String(err);
+    log.warn({ orderId: q.msg.orderId, voucherId: q.msg.voucherId, err: why, maybeSent: q.sent === true }, 'order publish not confirmed');
+    q.reject(new PublishUnconfirmedError(why, q.sent === true));
+  };
+  const deadline = setTimeout(() => {
+    const err = new Error(`no publisher confirm within ${timeoutMs} ms`);
+    for (const q of batch) settle(q, err);
+  }, timeoutMs);
+  getPublishChannel().then(
+    (ch) => {
+      for (const q of batch) {
+        if (settled.has(q)) continue;
+        q.sent = true;
+        publishOrderOn(ch, q.msg, timeoutMs).then(
+          () => settle(q),
+          (err: unknown) => settle(q, err),
+        );
+      }
+    },
+    (err: unknown) => {
+      for (const q of batch) settle(q, err);
+    },
+  );
 }
 
 /** For tests and shutdown: resolves once every publish started so far has been confirmed or failed. */

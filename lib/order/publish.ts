@@ -12,18 +12,18 @@ import { encodeOrderMessage, type OrderMessage } from '@/lib/order/message';
 export const PUBLISH_TIMEOUT_MS = 3000;
 
 /** On the process-wide publisher channel (web processes, admin replay). */
-export async function publishOrder(msg: OrderMessage): Promise<void> {
-  await publishOrderOn(await getPublishChannel(), msg);
+export async function publishOrder(msg: OrderMessage, timeoutMs = PUBLISH_TIMEOUT_MS): Promise<void> {
+  await publishOrderOn(await getPublishChannel(), msg, timeoutMs);
 }
 
 /** On a given confirm channel (the worker publishes on its own connection). */
-export function publishOrderOn(ch: ConfirmChannel, msg: OrderMessage): Promise<void> {
+export function publishOrderOn(ch: ConfirmChannel, msg: OrderMessage, timeoutMs = PUBLISH_TIMEOUT_MS): Promise<void> {
   return publishConfirmed(
     ch,
     names.ordersExchange,
     ORDER_ROUTING_KEY,
     encodeOrderMessage(msg),
     { persistent: true, messageId: msg.orderId, contentType: 'application/json', timestamp: Math.floor(msg.at / 1000) },
-    PUBLISH_TIMEOUT_MS,
+    timeoutMs,
   );
 }

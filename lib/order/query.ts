@@ -1,7 +1,10 @@
 /**
  * Orders as their owner sees them (README: Flash sale). An accepted grab is `pending` while it sits
- * in the Redis outbox, `created` once the worker has written it, `failed` if it was dead-lettered.
- * Someone else's order reads as not found.
+ * in the Redis outbox, `created` once the worker has written it, `failed` if it was dead-lettered
+ * or recorded in tb_order_failure (lib/order/failure.repository.ts): folded — its buyer already
+ * holds another order of the voucher, `failReason` ALREADY_BOUGHT and `keptOrderId` — or voided
+ * after an unconfirmed publish (UNCONFIRMED; that grab answered 503). Someone else's order reads as
+ * not found.
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
@@ -9,6 +12,7 @@ import { env } from '@/lib/env';
 import { notFound } from '@/lib/errors';
 import { idTime } from '@/lib/id';
 import { deadLetterStatuses, findOrderView, listUserOrderViews, type OrderView } from '@/lib/order/order.repository';
+import { findOrderFailure, type OrderFailureReason } from '@/lib/order/failure.repository';
 import { findPendingOrder } from '@/lib/seckill/outbox';
 
 export type OrderState = 'pending' | 'created' | 'failed';
@@ -33,6 +37,9 @@ export interface OrderDto {
   cancelledAt: string | null;
   cancelReason: 'buyer' | 'timeout' | null;
   refundedAt: string | null;
+  /** `failed` orders only: why, when known (ALREADY_BOUGHT: the buyer holds `keptOrderId`). */
+  failReason?: OrderFailureReason;
+  keptOrderId?: string;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -90,6 +97,12 @@ export async function getMyOrder(db: Executor, redis: RedisClient, userId: strin
   // The worker commits before it clears the outbox: an order that just left the outbox is in MySQL.
   const committed = await findOrderView(db, orderId);
   if (committed && committed.userId === userId) return fromView(committed);
+  // Folded into another order of the buyer, or voided (rare). Recorded before the outbox entry goes.
+  const failure = await findOrderFailure(db, orderId);
+  if (failure) {
+    if (failure.userId !== userId) throw notFound('订单');
+    return { ...inFlight(orderId, failure.voucherId, idTime(orderId).getTime(), 'failed'), failReason: failure.reason, ...(failure.keptOrderId ? { keptOrderId: failure.keptOrderId } : {}) };
+  }
   // Out of the outbox and not in MySQL: a dead letter (the admin discarded it, or replayed it and
   // the copy is on its way), or no order of this user at all.
   const dead = (await deadLetterStatuses(db, [orderId])).get(orderId);

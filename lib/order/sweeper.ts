@@ -2,8 +2,8 @@
  * The outbox sweeper: a crash between the grab script and the publish, or a
  * broker outage, leaves an accepted order only in `seckill:{vid}:pending`. Entries older than
  * OUTBOX_STALE_MS that are not in MySQL are published again (the worker dedups by order id);
- * entries already in MySQL are removed. Each entry backs off (stale × 2^republishes, capped) so a
- * long queue backlog is not flooded with copies.
+ * entries already in MySQL (or recorded as failed) are removed. Each entry backs off
+ * (stale × 2^republishes, capped) so a long queue backlog is not flooded with copies.
  *
  * Several workers may run: a short per-voucher claim (SET NX PX) lets one of them sweep a voucher
  * per interval. The claim is an economy, not a correctness lock — two sweeps at once only publish
@@ -15,6 +15,7 @@ import type { DB } from '@/lib/db/client';
 import { log } from '@/lib/log';
 import type { OrderMessage } from '@/lib/order/message';
 import { deadLetterStatuses, existingOrderIds } from '@/lib/order/order.repository';
+import { failedOrderIds } from '@/lib/order/failure.repository';
 import type { WorkerMetrics } from '@/lib/order/metrics';
 import { keys } from '@/lib/redis/keys';
 import { expireEndedSale } from '@/lib/seckill/sale-expiry';
@@ -79,7 +80,9 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
   if (due.length === 0) return retireIfDone(redis, vid, now);
 
   const ids = due.map((e) => e.orderId);
-  const inDb = await existingOrderIds(db, ids);
+  // Written, or folded into the buyer's other order (whose unit it is): done either way.
+  const [written, failed] = await Promise.all([existingOrderIds(db, ids), failedOrderIds(db, ids)]);
+  const inDb = new Set([...written, ...[...failed].filter(([, why]) => why === 'ALREADY_BOUGHT').map(([id]) => id)]);
   if (inDb.size > 0) stats.removed += await redis.hdel(pendingKey, ...inDb);
   const rest = due.filter((e) => !inDb.has(e.orderId));
   const dead = await deadLetterStatuses(db, rest.map((e) => e.orderId));
@@ -88,7 +91,9 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
   for (const e of rest) {
     const status = dead.get(e.orderId)?.status;
     if (status === 'dead') stats.skippedDead++; // waits for the admin: replay or discard
-    else if (status === 'discarded') {
+    // Discarded by the admin, or voided by a grab that answered 503 (UNCONFIRMED) but could not
+    // give its unit back: never written, so the unit goes back.
+    else if (status === 'discarded' || failed.get(e.orderId) === 'UNCONFIRMED') {
       if (await releaseOrder(redis, vid, e.orderId, e.userId)) {
         stats.released++;
         deps.metrics?.released.inc();

@@ -11,6 +11,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
+import { createReconnector } from '@/lib/mq/reconnect';
 import { connectMq } from '@/lib/mq/connection';
 import { assertTimeoutTopology, names } from '@/lib/mq/topology';
 import { cancelIfOverdue } from '@/lib/order/lifecycle';
@@ -63,8 +64,7 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   let session: { conn: ChannelModel; ch: Channel; alive: boolean; tag?: string } | undefined;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  let reconnectDelay = 500;
+  const reconnect = createReconnector(() => openSession(), 'timeout consumer');
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
 
@@ -123,7 +123,7 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
       if (!stopping) {
         log.warn({ why }, 'timeout consumer lost the broker; reconnecting');
         conn.close().catch(() => {});
-        scheduleReconnect();
+        reconnect.schedule();
       }
     };
     conn.on('close', () => lost('connection closed'));
@@ -134,20 +134,7 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
     const { consumerTag } = await ch.consume(names.timeoutQueue, (m) => (m ? onMessage(s, m) : lost('consumer cancelled')), { noAck: false });
     s.tag = consumerTag;
     session = s;
-    reconnectDelay = 500;
-  }
-
-  function scheduleReconnect(): void {
-    if (stopping || reconnectTimer) return;
-    const delay = reconnectDelay;
-    reconnectDelay = Math.min(reconnectDelay * 2, 5000);
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      openSession().catch((err: Error) => {
-        log.warn({ err: err.message }, 'timeout consumer: broker still unavailable');
-        scheduleReconnect();
-      });
-    }, delay);
+    reconnect.opened();
   }
 
   async function backstop(): Promise<void> {
@@ -194,7 +181,7 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
     await openSession();
   } catch (err) {
     log.error({ err: (err as Error).message }, 'timeout consumer cannot reach the broker yet; retrying in the background');
-    scheduleReconnect();
+    reconnect.schedule();
   }
   scheduleSweep();
 
@@ -205,7 +192,7 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
       if (stopping) return;
       stopping = true;
       clearTimeout(sweepTimer);
-      clearTimeout(reconnectTimer);
+      reconnect.stop();
       const s = session;
       const within = (p: Promise<unknown>) => Promise.race([p, sleep(5000)]);
       if (s?.alive && s.tag) await within(s.ch.cancel(s.tag).catch(() => {}));

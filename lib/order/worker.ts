@@ -9,6 +9,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
+import { createReconnector } from '@/lib/mq/reconnect';
 import { connectMq } from '@/lib/mq/connection';
 import { publishConfirmed } from '@/lib/mq/confirm';
 import { assertTopology, names, retryDelayFor } from '@/lib/mq/topology';
@@ -19,6 +20,7 @@ import { publishOrderOn, PUBLISH_TIMEOUT_MS } from '@/lib/order/publish';
 import { sweepOutbox, type SweepStats } from '@/lib/order/sweeper';
 import { scheduleOrderTimeoutsSafely } from '@/lib/order/timeout-schedule';
 import { redis as defaultRedis } from '@/lib/redis/client';
+import { startRedisRepair, type RedisRepair } from '@/lib/seckill/repair';
 
 export interface OrderWorkerOptions {
   db?: DB;
@@ -33,10 +35,15 @@ export interface OrderWorkerOptions {
   staleMs?: number;
   /** 0 = no metrics endpoint. */
   metricsPort?: number;
+  /** How often to check whether Redis forgot writes and the live sales need a repair (lib/seckill/repair.ts); 0 = never. */
+  repairCheckMs?: number;
+  repairDelaysMs?: number[];
 }
 
 export interface OrderWorker {
   readonly metrics: WorkerMetrics;
+  /** The Redis repair watcher (null when repairCheckMs is 0). */
+  readonly repair: RedisRepair | null;
   /** Runs one outbox sweep now (tests; the timer runs them anyway). */
   sweepNow(): Promise<SweepStats | null>;
   /** Stop consuming, finish and ack in-flight work, close. Bounded to well under 10 s. */
@@ -72,12 +79,12 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     sweepIntervalMs: options.sweepIntervalMs ?? env.OUTBOX_SWEEP_INTERVAL_MS,
     staleMs: options.staleMs ?? env.OUTBOX_STALE_MS,
     metricsPort: options.metricsPort ?? env.WORKER_METRICS_PORT,
+    repairCheckMs: options.repairCheckMs ?? env.REDIS_REPAIR_CHECK_MS,
   };
   const metrics = createWorkerMetrics();
   let stopping = false;
   let session: Session | undefined;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  let reconnectDelay = 500;
+  const reconnect = createReconnector(() => openSession(), 'order worker');
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepStats | null> | undefined;
   let metricsServer: Server | undefined;
@@ -154,7 +161,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
       if (!stopping) {
         log.warn({ why }, 'order worker lost the broker; reconnecting');
         conn.close().catch(() => {});
-        scheduleReconnect();
+        reconnect.schedule();
       }
     };
     conn.on('close', () => lost('connection closed'));
@@ -174,21 +181,8 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     );
     s.consumerTag = consumerTag;
     session = s;
-    reconnectDelay = 500;
+    reconnect.opened();
     log.info({ queue: names.ordersQueue, prefetch: o.prefetch, batchSize: o.batchSize }, 'order worker consuming');
-  }
-
-  function scheduleReconnect(): void {
-    if (stopping || reconnectTimer) return;
-    const delay = reconnectDelay;
-    reconnectDelay = Math.min(reconnectDelay * 2, 5000);
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      openSession().catch((err: Error) => {
-        log.warn({ err: err.message, retryInMs: reconnectDelay }, 'broker still unavailable');
-        scheduleReconnect();
-      });
-    }, delay);
   }
 
   function sweepOnce(): Promise<SweepStats | null> {
@@ -228,15 +222,18 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     await openSession();
   } catch (err) {
     log.error({ err: (err as Error).message }, 'order worker cannot reach the broker yet; retrying in the background');
-    scheduleReconnect();
+    reconnect.schedule();
   }
   scheduleSweep();
+  // Redis may forget accepted grabs (restart, failover): rebuild the live sales from MySQL then.
+  const repair = o.repairCheckMs > 0 ? startRedisRepair({ db: o.db, redis: o.redis, checkMs: o.repairCheckMs, delaysMs: options.repairDelaysMs, repairs: metrics.repairs }) : null;
   if (o.metricsPort > 0) {
     metricsServer = serveMetrics(metrics.registry, o.metricsPort, (err) => log.warn({ err: err.message, port: o.metricsPort }, 'metrics endpoint unavailable'));
   }
 
   return {
     metrics,
+    repair,
     sweepNow: sweepOnce,
     async stop() {
       if (stopping) return;
@@ -244,7 +241,8 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
       const deadline = Date.now() + STOP_BUDGET_MS;
       const within = (p: Promise<unknown>) => Promise.race([p, sleep(Math.max(0, deadline - Date.now()))]);
       clearTimeout(sweepTimer);
-      clearTimeout(reconnectTimer);
+      reconnect.stop();
+      repair?.stop();
       const s = session;
       if (s?.alive && s.consumerTag) await within(s.consume.cancel(s.consumerTag).catch(() => {}));
       // Everything delivered before the cancel is in the batcher now: persist and ack it.

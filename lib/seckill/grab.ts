@@ -1,9 +1,15 @@
 /**
  * The grab path (README: Flash sale): a candidate order id from this process's pool (no round trip) →
  * one Lua script checks the rate limits, decides and records the order in the voucher's outbox →
- * answer "pending" and publish to RabbitMQ with the other orders of this event-loop turn. A
- * refused grab gives its id back. Everything after the script is best effort by design: if the
- * publish fails the order is still safe in the outbox and the worker's sweeper republishes it.
+ * the order message is published to RabbitMQ with the other orders of this event-loop turn, and
+ * the grab answers 200 `pending` once the broker has confirmed it. A refused grab gives its id back.
+ *
+ * Why wait for the confirm: Redis may forget an accepted grab (a Cluster failover, a restart without
+ * fsync) and its outbox entry with it; a persistent message in a durable queue is not forgotten.
+ * So a 200 means the order is in RabbitMQ, and the worker will write it or report it failed. If
+ * the confirm does not come (broker down, channel closed, PUBLISH_CONFIRM_TIMEOUT_MS), the order is
+ * voided in MySQL if the broker may hold it anyway, the unit is given back in one script (outbox
+ * entry, buyer, stock) and the grab answers 503 with Retry-After (giveBackUnconfirmed).
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
@@ -11,8 +17,10 @@ import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { env } from '@/lib/env';
 import { AppError, notFound } from '@/lib/errors';
 import { OrderIdPool } from '@/lib/id/pool';
-import { parseOrderMessage } from '@/lib/order/message';
-import { publishSoon } from '@/lib/order/publish-batch';
+import { log } from '@/lib/log';
+import { voidUnconfirmedOrder } from '@/lib/order/failure.repository';
+import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { publishSoon, PublishUnconfirmedError } from '@/lib/order/publish-batch';
 import { consume, limitMessages } from '@/lib/rate-limit';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
@@ -21,6 +29,7 @@ import { preheatVoucher } from '@/lib/seckill/preheat';
 import { refusalMemoryOf, refusalsFromMemory, type RememberedCode } from '@/lib/seckill/refusal-memory';
 import { findSeckillVoucher } from '@/lib/seckill/seckill.repository';
 import { waitForReplica } from '@/lib/seckill/replica-wait';
+import { releaseOrder } from '@/lib/seckill/outbox';
 
 export interface GrabInput {
   voucherId: string;
@@ -85,11 +94,75 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   if (env.SECKILL_REPLICA_WAIT_MS > 0) await waitForReplica(redis, input.voucherId, env.SECKILL_REPLICA_WAIT_MS);
   const parsed = parseOrderMessage(payload);
   if (!parsed.ok) throw new Error(`grab script wrote a bad outbox entry: ${parsed.reason}`);
-  // The sweeper already knows this voucher: every preheat (including the rebuild above) puts it in
-  // seckill:active, and a grab is only accepted on preheated keys.
-  // Answered now; published with the rest of this turn's orders (lib/order/publish-batch.ts).
-  publishSoon(parsed.msg);
+  // Published with the rest of this turn's orders (lib/order/publish-batch.ts); 200 only once confirmed.
+  try {
+    await publishSoon(parsed.msg);
+  } catch (err) {
+    return giveBackUnconfirmed(db, redis, parsed.msg, err);
+  }
   return { orderId, status: 'pending' };
+}
+
+/** Retry-After (seconds) of a grab whose order could not be handed to the broker. */
+const UNPUBLISHED_RETRY_AFTER_S = 1;
+
+const unavailable = () => new AppError('SERVICE_UNAVAILABLE', '下单通道繁忙，名额已退回，请稍后重试', { retryAfter: UNPUBLISHED_RETRY_AFTER_S });
+const errText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The broker did not confirm this order: take the grab back and answer 503, so the buyer retries.
+ *
+ * If the message was handed to the channel (a lost or late confirm, a channel that closed after the
+ * write), the broker may hold it all the same and the worker would write an order whose unit was
+ * given back. So first void it in MySQL (tb_order_failure UNCONFIRMED, only if the order is not
+ * there yet; the worker never writes a voided id). Then give the unit back in one script (outbox
+ * entry, buyer, stock, only if the entry is still there).
+ *
+ * The 200 stands instead when
+ *   - the worker already wrote the order (the void finds it): only the confirm was late;
+ *   - MySQL cannot be reached for the void, or Redis for the release of a message never handed over:
+ *     the entry is still in the outbox (the release script runs all or nothing), the sweeper
+ *     publishes it (OUTBOX_STALE_MS later; it knows the voucher: every preheat puts it in
+ *     seckill:active, and a grab is only accepted on preheated keys) — as safe as Redis is, and a
+ *     503 would be a lie that leaves a real order behind;
+ *   - the release finds no entry for a message never handed over, and MySQL already holds the
+ *     order (the sweeper republished it meanwhile); if MySQL does not, it is voided there: 503.
+ * A voided order stays a 503 even if the release fails or finds nothing: it will never be written,
+ * and the sweeper gives back a unit still held.
+ */
+export async function giveBackUnconfirmed(db: DB, redis: RedisClient, msg: OrderMessage, cause: unknown): Promise<GrabResult> {
+  const { orderId, voucherId, userId } = msg;
+  const pending: GrabResult = { orderId, status: 'pending' };
+  let voided = false;
+  if (!(cause instanceof PublishUnconfirmedError) || cause.maybeSent) {
+    try {
+      voided = await voidUnconfirmedOrder(db, msg);
+    } catch (err) {
+      log.warn({ orderId, voucherId, why: errText(cause), err: errText(err) }, 'unconfirmed order could not be voided; it stays in the outbox for the sweeper');
+      return pending;
+    }
+    if (!voided) return pending;
+  }
+  let released: boolean;
+  try {
+    released = await releaseOrder(redis, voucherId, orderId, userId);
+  } catch (err) {
+    log.warn({ orderId, voucherId, voided, err: errText(err) }, 'unconfirmed order could not be released');
+    if (voided) throw unavailable();
+    return pending;
+  }
+  if (released || voided) throw unavailable();
+  // Never handed to the broker, and no entry left: Redis forgot it (then no order exists anywhere)
+  // or the sweeper republished it (then the worker writes it). MySQL decides, as above.
+  let voidedNow: boolean;
+  try {
+    voidedNow = await voidUnconfirmedOrder(db, msg);
+  } catch (err) {
+    log.warn({ orderId, voucherId, err: errText(err) }, 'vanished unconfirmed order could not be voided');
+    return pending;
+  }
+  if (voidedNow) throw unavailable();
+  return pending;
 }
 
 function rateLimited(who: string | undefined, waitMs: number): AppError {

@@ -141,3 +141,17 @@ export async function insertSeckillVoucher(
 export async function firstShopId(db: Executor): Promise<string | undefined> {
   return (await db.selectFrom('tb_shop').select('id').orderBy('id').limit(1).executeTakeFirst())?.id;
 }
+
+/**
+ * Vouchers a Redis repair must rebuild: every sale on now, plus the listed ones (Redis's
+ * `seckill:active`, which a forgetful Redis may have lost) that have not ended yet.
+ */
+export async function unendedSaleIds(db: Executor, now: Date, also: string[]): Promise<string[]> {
+  const rows = await db
+    .selectFrom('tb_seckill_voucher')
+    .select('voucher_id')
+    .where('end_time', '>', now)
+    .where((eb) => (also.length ? eb.or([eb('begin_time', '<=', now), eb('voucher_id', 'in', also)]) : eb('begin_time', '<=', now)))
+    .execute();
+  return rows.map((r) => r.voucher_id);
+}

@@ -1,0 +1,21 @@
+/** Which errors are "a dependency is down, retry" (503) rather than a bug (500). */
+import { describe, expect, it } from 'vitest';
+import { errorReply, isDependencyDown } from '@/lib/http/respond';
+
+const replyError = (message: string) => Object.assign(new Error(message), { name: 'ReplyError' });
+
+describe('isDependencyDown', () => {
+  it('treats Redis Cluster failover replies as a dependency down: 503, no internals', () => {
+    for (const m of ['MOVED 1282 127.0.0.1:7100', 'ASK 1282 127.0.0.1:7101', 'CLUSTERDOWN The cluster is down', 'TRYAGAIN Multiple keys request during rehashing of slot', 'Command aborted due to connection close']) {
+      expect(isDependencyDown(replyError(m))).toBe(true);
+    }
+    const r = errorReply(replyError('MOVED 1282 127.0.0.1:7100'));
+    expect(r.status).toBe(503);
+    expect(JSON.stringify(r.body)).not.toContain('7100');
+  });
+
+  it('keeps a plain bug a 500', () => {
+    expect(isDependencyDown(new Error('a MOVED word inside is not a redirect'))).toBe(false);
+    expect(errorReply(new TypeError('x is undefined')).status).toBe(500);
+  });
+});
