@@ -69,8 +69,8 @@ const schema = z.object({
 
   AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters (npm run up generates one)'),
   SESSION_TTL_SECONDS: int(30 * 60),
-  /** How long a process trusts a session it read (token → user) without asking Redis; revocations reach it by pub/sub sooner. 0 = off. */
-  SESSION_CACHE_MS: int(1000),
+  /** How long a process trusts a session it read (token → user) without asking Redis; revocations reach it by pub/sub sooner. 0 = off (default: measured slower over HTTP here, see README). */
+  SESSION_CACHE_MS: int(0),
   /** Tokens one process's session cache holds at most. */
   SESSION_CACHE_MAX: z.coerce.number().int().positive().default(50_000),
 
