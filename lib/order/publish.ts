@@ -7,7 +7,7 @@ import type { ConfirmChannel } from 'amqplib';
 import { getPublishChannel } from '@/lib/mq/connection';
 import { publishConfirmed } from '@/lib/mq/confirm';
 import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
-import { encodeOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { encodeOrderBatch, encodeOrderMessage, type OrderMessage } from '@/lib/order/message';
 
 export const PUBLISH_TIMEOUT_MS = 3000;
 
@@ -24,6 +24,19 @@ export function publishOrderOn(ch: ConfirmChannel, msg: OrderMessage, timeoutMs 
     ORDER_ROUTING_KEY,
     encodeOrderMessage(msg),
     { persistent: true, messageId: msg.orderId, contentType: 'application/json', timestamp: Math.floor(msg.at / 1000) },
+    timeoutMs,
+  );
+}
+
+/** Several orders as one v2 message (lib/order/message.ts): one persistent publish, one confirm. */
+export function publishOrderBatchOn(ch: ConfirmChannel, msgs: OrderMessage[], timeoutMs = PUBLISH_TIMEOUT_MS): Promise<void> {
+  if (msgs.length === 1) return publishOrderOn(ch, msgs[0]!, timeoutMs);
+  return publishConfirmed(
+    ch,
+    names.ordersExchange,
+    ORDER_ROUTING_KEY,
+    encodeOrderBatch(msgs),
+    { persistent: true, messageId: `batch-${msgs[0]!.orderId}-${msgs.length}`, contentType: 'application/json', timestamp: Math.floor(msgs[0]!.at / 1000) },
     timeoutMs,
   );
 }

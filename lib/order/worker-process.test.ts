@@ -114,7 +114,11 @@ describe('order worker process', () => {
     // Whatever the first worker persisted it also acked: the next one meets no duplicates.
     const second = spawnWorker({ WORKER_METRICS_PORT: String(METRICS_PORT) });
     await expectExactlyOnce(voucherId, orderIds);
-    const metrics = await (await fetch(`http://127.0.0.1:${METRICS_PORT}/metrics`)).text();
+    // The drain can finish before the new worker's metrics endpoint listens (the orders travel in v2 batches now).
+    const metrics = await waitFor('the metrics endpoint', async () => {
+      const res = await fetch(`http://127.0.0.1:${METRICS_PORT}/metrics`).catch(() => null);
+      return res?.ok ? res.text() : null;
+    }, 10_000, 100);
     expect(metrics).toMatch(/^hmdp_orders_duplicate_total 0$/m);
     expect(metrics).toMatch(new RegExp(`^hmdp_orders_persisted_total ${orderIds.length - persistedByFirst}$`, 'm'));
     second.kill('SIGTERM');

@@ -15,6 +15,7 @@ import { publishConfirmed } from '@/lib/mq/confirm';
 import { assertTopology, names, retryDelayFor } from '@/lib/mq/topology';
 import { Batcher } from '@/lib/order/batcher';
 import { createBatchHandler, type Delivery } from '@/lib/order/handler';
+import { splitOrderBatch } from '@/lib/order/message';
 import { createWorkerMetrics, serveMetrics, type WorkerMetrics } from '@/lib/order/metrics';
 import { publishOrderOn, PUBLISH_TIMEOUT_MS } from '@/lib/order/publish';
 import { sweepOutbox, type SweepStats } from '@/lib/order/sweeper';
@@ -129,7 +130,13 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     (n) => metrics.buffered.set(n),
   );
 
-  function toDelivery(s: Session, m: ConsumeMessage): AmqpDelivery {
+  /**
+   * One delivery per order: a v1 message is one; a v2 batch (lib/order/message.ts) becomes one per
+   * order, each with its v1 body (so a retry or dead letter copies just that order), and the
+   * broker's message is acked once every one of them is settled — or requeued whole if any asked
+   * for it (the orders already written are then duplicates on redelivery, which insert nothing).
+   */
+  function toDeliveries(s: Session, m: ConsumeMessage): AmqpDelivery[] {
     const attempts = Number(m.properties.headers?.['x-attempts'] ?? 0);
     // Acks on a channel that died are meaningless: the broker redelivers those messages anyway.
     const settle = (fn: () => void) => {
@@ -140,14 +147,32 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
         log.warn({ err: (err as Error).message }, 'ack/nack failed');
       }
     };
-    return {
+    const base = {
       session: s,
-      body: m.content,
-      messageId: typeof m.properties.messageId === 'string' ? m.properties.messageId : undefined,
       attempts: Number.isFinite(attempts) && attempts > 0 ? Math.floor(attempts) : 0,
-      ack: () => settle(() => s.consume.ack(m)),
-      requeue: () => settle(() => s.consume.nack(m, false, true)),
     };
+    const parts = splitOrderBatch(m.content);
+    if (!parts) {
+      return [{
+        ...base,
+        body: m.content,
+        messageId: typeof m.properties.messageId === 'string' ? m.properties.messageId : undefined,
+        ack: () => settle(() => s.consume.ack(m)),
+        requeue: () => settle(() => s.consume.nack(m, false, true)),
+      }];
+    }
+    let open = parts.length;
+    let requeue = false;
+    return parts.map(({ orderId, body }) => {
+      let done = false;
+      const finish = (again: boolean) => {
+        if (done) return;
+        done = true;
+        requeue ||= again;
+        if (--open === 0) settle(() => (requeue ? s.consume.nack(m, false, true) : s.consume.ack(m)));
+      };
+      return { ...base, body, messageId: orderId, ack: () => finish(false), requeue: () => finish(true) };
+    });
   }
 
   async function openSession(): Promise<void> {
@@ -174,7 +199,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     const { consumerTag } = await s.consume.consume(
       names.ordersQueue,
       (m) => {
-        if (m) batcher.push(toDelivery(s, m));
+        if (m) for (const d of toDeliveries(s, m)) batcher.push(d);
         else lost('consumer cancelled by the broker');
       },
       { noAck: false },
