@@ -115,7 +115,7 @@ describe('session cache', () => {
     expect(c.size).toBeLessThanOrEqual(2);
     expect(c.get('c')).toEqual(user);
     const mark = c.mark();
-    c.forget('t:d');
+    c.forgetMessage('t:d');
     c.set('d', user, mark);
     expect(c.get('d')).toBeNull();
     now += 1000;

@@ -22,70 +22,17 @@ import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { subscribeTrusted, type Subscription } from '@/lib/redis/subscriber';
+import { TrustedMemory } from '@/lib/redis/trusted-memory';
 
-interface Entry {
-  user: SessionUser;
-  until: number;
-}
-
-export class SessionCache {
-  private readonly entries = new Map<string, Entry>();
-  private epoch = 0;
-  private trusted = false;
-
-  constructor(
-    readonly boundMs: number,
-    readonly maxEntries: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  get(token: string): SessionUser | null {
-    if (!this.trusted) return null;
-    const e = this.entries.get(token);
-    if (!e) return null;
-    if (e.until <= this.now()) {
-      this.entries.delete(token);
-      return null;
-    }
-    return e.user;
-  }
-
-  mark(): number {
-    return this.epoch;
-  }
-
-  set(token: string, user: SessionUser, mark: number): void {
-    if (!this.trusted || mark !== this.epoch) return;
-    const now = this.now();
-    if (this.entries.size >= this.maxEntries && !this.entries.has(token)) {
-      for (const [t, e] of this.entries) if (e.until <= now) this.entries.delete(t);
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-    }
-    this.entries.set(token, { user, until: now + this.boundMs });
-  }
-
-  /** `t:<token>` forgets one session, `u:<userId>` every session of that user. */
-  forget(message: string): void {
-    this.epoch++;
-    if (message.startsWith('t:')) this.entries.delete(message.slice(2));
+/** Token → user (lib/redis/trusted-memory.ts keeps it honest). */
+export class SessionCache extends TrustedMemory<SessionUser> {
+  /** `t:<token>` forgets one session, `u:<userId>` every session of that user; anything else, all. */
+  forgetMessage(message: string): void {
+    if (message.startsWith('t:')) this.forget(message.slice(2));
     else if (message.startsWith('u:')) {
       const id = message.slice(2);
-      for (const [t, e] of this.entries) if (e.user.id === id) this.entries.delete(t);
-    } else this.entries.clear();
-  }
-
-  setTrusted(trusted: boolean): void {
-    this.trusted = trusted;
-    this.epoch++;
-    this.entries.clear();
-  }
-
-  get isTrusted(): boolean {
-    return this.trusted;
-  }
-
-  get size(): number {
-    return this.entries.size;
+      this.forget((user) => user.id === id);
+    } else this.forgetAll();
   }
 }
 
@@ -110,7 +57,7 @@ export function openSessionCache(client: RedisClient, boundMs = env.SESSION_CACH
     client,
     'session cache',
     keys.sessionsChanged(),
-    (m) => cache.forget(m),
+    (m) => cache.forgetMessage(m),
     (trusted) => cache.setTrusted(trusted),
   );
   const handle = { cache, subscription };
@@ -127,7 +74,7 @@ export async function closeSessionCache(client: RedisClient): Promise<void> {
 
 /** Forgets here at once, then tells every other process. Never throws: the revocation in Redis is done; caches expire within SESSION_CACHE_MS anyway. */
 export async function notifySessionsChanged(client: RedisClient, message: `t:${string}` | `u:${string}`): Promise<void> {
-  handles.get(client)?.cache.forget(message);
+  handles.get(client)?.cache.forgetMessage(message);
   try {
     await client.publish(keys.sessionsChanged(), message);
   } catch (err) {

@@ -14,13 +14,11 @@ import { closeMq, getPublishChannel } from '@/lib/mq/connection';
 import { callRoute } from '@/lib/test/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { nextOrderId } from '@/lib/id';
 import { encodeOrderBatch, MAX_BATCH_ORDERS, parseOrderMessage, splitOrderBatch, type OrderMessage } from '@/lib/order/message';
 import { publishOrderBatchOn } from '@/lib/order/publish';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
-import { runGrabScript } from '@/lib/seckill/grab';
-import { createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys } from '@/lib/seckill/testing';
+import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys } from '@/lib/seckill/testing';
 
 let worker: OrderWorker;
 
@@ -36,15 +34,7 @@ afterAll(async () => {
 
 const total = async (c: Counter<string>) => (await c.get()).values.reduce((a, v) => a + v.value, 0);
 
-async function accepted(voucherId: string, userId: string): Promise<OrderMessage> {
-  const orderId = await nextOrderId(redis);
-  const [code, payload] = await runGrabScript(redis, { voucherId, userId, orderId });
-  expect(code).toBe(0);
-  await redis.sadd(keys.seckillActive(), voucherId);
-  const parsed = parseOrderMessage(payload!);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.msg;
-}
+const accepted = (voucherId: string, userId: string) => acceptWithoutPublishing(redis, voucherId, userId);
 
 describe('v2 order message', () => {
   it('round trip: a batch splits into the v1 bodies of its orders; v1 and malformed batches are not split', () => {

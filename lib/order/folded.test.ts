@@ -9,22 +9,19 @@ import type { Counter } from 'prom-client';
 import { randomInt } from 'node:crypto';
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
-import { keys } from '@/lib/redis/keys';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/lib/test/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as orderRoute } from '@/app/api/orders/[id]/route';
-import { nextOrderId } from '@/lib/id';
-import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { type OrderMessage } from '@/lib/order/message';
 import { publishOrder } from '@/lib/order/publish';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { releaseOrder } from '@/lib/seckill/outbox';
 import { readSeckillState } from '@/lib/seckill/state';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
-import { runGrabScript } from '@/lib/seckill/grab';
-import { createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/lib/seckill/testing';
+import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/lib/seckill/testing';
 
 let worker: OrderWorker | undefined;
 const startWorker = async () => (worker = await startOrderWorker({ batchWaitMs: 20, sweepIntervalMs: 500, staleMs: 1500 }));
@@ -50,14 +47,9 @@ const poll = async (u: TestUser, id: string) => callRoute(orderRoute, { token: u
  * would leave it.
  */
 async function forgottenGrab(voucherId: string, userId: string): Promise<OrderMessage> {
-  const orderId = await nextOrderId(redis);
-  const [code, payload] = await runGrabScript(redis, { voucherId, userId, orderId });
-  expect(code).toBe(0);
-  await redis.sadd(keys.seckillActive(), voucherId);
-  const parsed = parseOrderMessage(payload!);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  expect(await releaseOrder(redis, voucherId, orderId, userId)).toBe(true);
-  return parsed.msg;
+  const msg = await acceptWithoutPublishing(redis, voucherId, userId);
+  expect(await releaseOrder(redis, voucherId, msg.orderId, userId)).toBe(true);
+  return msg;
 }
 
 const drained = (voucherId: string, orders: number) =>

@@ -15,8 +15,6 @@ import { sql } from 'kysely';
 import { db, closeDb, createDb } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { redis, closeRedis } from '@/lib/redis/client';
-import { keys } from '@/lib/redis/keys';
-import { runGrabScript } from '@/lib/seckill/grab';
 import { closeMq, connectMq, getPublishChannel } from '@/lib/mq/connection';
 import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
 import { callRoute } from '@/lib/test/helpers';
@@ -24,14 +22,14 @@ import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as orderRoute } from '@/app/api/orders/[id]/route';
 import { nextOrderId } from '@/lib/id';
-import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { type OrderMessage } from '@/lib/order/message';
 import { publishOrder } from '@/lib/order/publish';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { TcpProxy } from '@/lib/seckill/tcp-proxy';
-import { createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/lib/seckill/testing';
+import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/lib/seckill/testing';
 
 const mqProxy = new TcpProxy(25601, 5672);
 const dbProxy = new TcpProxy(25602, Number(new URL(env.DATABASE_URL).port || 3306));
@@ -62,17 +60,6 @@ const grab = (u: TestUser, voucherId: string) =>
 
 const orderState = async (u: TestUser, id: string) => (await callRoute(orderRoute, { token: u.token, params: { id } })).json?.data?.state;
 
-/** An accepted grab exactly as the Lua script records it, but never published: a crash right after the script. */
-async function acceptWithoutPublishing(voucherId: string, userId: string): Promise<OrderMessage> {
-  const orderId = await nextOrderId(redis);
-  const [code, payload] = await runGrabScript(redis, { voucherId, userId, orderId });
-  expect(code).toBe(0);
-  await redis.sadd(keys.seckillActive(), voucherId);
-  const parsed = parseOrderMessage(payload!);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.msg;
-}
-
 const drained = (voucherId: string, orders: number, timeoutMs = 20_000) =>
   waitFor(
     `${orders} orders in MySQL and an empty outbox`,
@@ -96,7 +83,7 @@ describe('order worker', () => {
     const again: OrderMessage = { v: 1, orderId: row.id, userId: row.user_id, voucherId, at: row.create_time.getTime() };
     await publishOrder(again);
     await publishOrder(again);
-    const twice = await acceptWithoutPublishing(voucherId, b!.userId);
+    const twice = await acceptWithoutPublishing(redis, voucherId, b!.userId);
     await Promise.all([publishOrder(twice), publishOrder(twice)]);
 
     await waitFor('three duplicates absorbed', async () => (await total(worker.metrics.duplicates)) >= dupsBefore + 3);
@@ -193,7 +180,7 @@ describe('order worker', () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 3 });
     const users = await createTestUsers(db, redis, 3);
     const before = await total(worker.metrics.republished);
-    for (const u of users) await acceptWithoutPublishing(voucherId, u.userId);
+    for (const u of users) await acceptWithoutPublishing(redis, voucherId, u.userId);
     await drained(voucherId, 3, 15_000);
     expect(await total(worker.metrics.republished)).toBeGreaterThanOrEqual(before + 3);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ dbOrders: 3, redisStock: 0, dbStock: 0 });

@@ -38,74 +38,20 @@ import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { subscribeTrusted } from '@/lib/redis/subscriber';
+import { TrustedMemory } from '@/lib/redis/trusted-memory';
 
 export type RememberedCode = 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED';
 
-interface Entry {
-  code: RememberedCode;
-  until: number;
-}
-
-export class RefusalMemory {
-  private readonly entries = new Map<string, Entry>();
-  private epoch = 0;
-  private trusted = false;
-
-  constructor(
-    readonly boundMs: number,
-    readonly maxEntries: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
+/** Voucher id → the refusal the grab script last gave for it (lib/redis/trusted-memory.ts keeps it honest). */
+export class RefusalMemory extends TrustedMemory<RememberedCode> {
   /** The remembered refusal of this voucher, or null (unknown, expired, or the memory is not trusted now). */
   lookup(voucherId: string): RememberedCode | null {
-    if (!this.trusted) return null;
-    const e = this.entries.get(voucherId);
-    if (!e) return null;
-    if (e.until <= this.now()) {
-      this.entries.delete(voucherId);
-      return null;
-    }
-    return e.code;
-  }
-
-  /** Taken before the grab script is sent; hand it back to record(). */
-  mark(): number {
-    return this.epoch;
+    return this.get(voucherId);
   }
 
   /** Remembers a refusal the script just gave, unless an invalidation arrived since `mark`. `notAfter`: ms (begin time for NOT_STARTED). */
   record(voucherId: string, code: RememberedCode, mark: number, notAfter = Infinity): void {
-    if (!this.trusted || this.boundMs <= 0 || mark !== this.epoch) return;
-    const now = this.now();
-    const until = Math.min(now + this.boundMs, notAfter);
-    if (!(until > now)) return;
-    if (this.entries.size >= this.maxEntries && !this.entries.has(voucherId)) {
-      for (const [id, e] of this.entries) if (e.until <= now) this.entries.delete(id);
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-    }
-    this.entries.set(voucherId, { code, until });
-  }
-
-  /** An invalidation for this voucher (from pub/sub). */
-  forget(voucherId: string): void {
-    this.epoch++;
-    this.entries.delete(voucherId);
-  }
-
-  /** The subscription came up (true) or went down (false); either way nothing learned before counts. */
-  setTrusted(trusted: boolean): void {
-    this.trusted = trusted;
-    this.epoch++;
-    this.entries.clear();
-  }
-
-  get isTrusted(): boolean {
-    return this.trusted;
-  }
-
-  get size(): number {
-    return this.entries.size;
+    this.set(voucherId, code, mark, notAfter);
   }
 }
 

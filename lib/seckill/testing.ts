@@ -10,6 +10,10 @@ import { createSession } from '@/lib/auth/session';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { firstShopId, insertSeckillVoucher } from '@/lib/seckill/seckill.repository';
 import { insertUsersIgnoringPhones } from '@/lib/seckill/testing.repository';
+import { nextOrderId } from '@/lib/id';
+import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { keys } from '@/lib/redis/keys';
+import { runGrabScript } from '@/lib/seckill/grab';
 
 export async function createTestVoucher(
   db: DB,
@@ -73,4 +77,15 @@ export async function waitOutShortLivedKeys(redis: RedisClient, horizonMs = 3000
     }
   }
   if (longest > 0) await new Promise((r) => setTimeout(r, longest + 50));
+}
+
+/** An accepted grab exactly as the Lua script records it, but never published: a crash right after the script. */
+export async function acceptWithoutPublishing(redis: RedisClient, voucherId: string, userId: string): Promise<OrderMessage> {
+  const orderId = await nextOrderId(redis);
+  const [code, payload] = await runGrabScript(redis, { voucherId, userId, orderId });
+  if (code !== 0) throw new Error(`the grab script refused user ${userId} on voucher ${voucherId}: code ${code}`);
+  await redis.sadd(keys.seckillActive(), voucherId);
+  const parsed = parseOrderMessage(payload!);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.msg;
 }
