@@ -18,7 +18,7 @@ import { cancelIfOverdue } from '@/lib/order/lifecycle';
 import { overdueUnpaidIds } from '@/lib/order/lifecycle.repository';
 import { isTransientDbError } from '@/lib/order/persist';
 import { completeOwedReturns } from '@/lib/order/stock-return';
-import { timeoutMessageSchema } from '@/lib/order/timeout-schedule';
+import { timeoutOrderIds } from '@/lib/order/timeout-schedule';
 import { redis as defaultRedis } from '@/lib/redis/client';
 
 export interface TimeoutWorkerOptions {
@@ -50,6 +50,8 @@ const NOT_DUE_RETRY_MS = 500;
 const NOT_DUE_MAX_TRIES = 10;
 const BACKSTOP_BATCH = 500;
 const BACKSTOP_CONCURRENCY = 8;
+/** Orders of one (v2) timeout message cancelled at once. */
+const MESSAGE_CONCURRENCY = 8;
 
 export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Promise<TimeoutWorker> {
   const o = {
@@ -87,24 +89,40 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
         }
       }
     };
-    let orderId: string;
+    let orderIds: string[];
     try {
-      orderId = timeoutMessageSchema.parse(JSON.parse(m.content.toString('utf8'))).orderId;
+      orderIds = timeoutOrderIds(m.content);
     } catch {
       log.warn({ body: m.content.toString('utf8').slice(0, 200) }, 'unparseable timeout message dropped');
       return settle(() => s.ch.ack(m));
     }
-    const p = expire(orderId)
-      .then(() => settle(() => s.ch.ack(m)))
-      .catch(async (err: Error) => {
-        if (!isTransientDbError(err)) {
+    // Every order of the message, each on its own (a few at a time): one that refuses must not
+    // hold up the others. True when the database was away for it.
+    const expireOne = (orderId: string): Promise<boolean> =>
+      expire(orderId).then(
+        () => false,
+        (err: Error) => {
+          if (isTransientDbError(err)) {
+            log.warn({ err: err.message, orderId }, 'timeout cancel failed; requeueing');
+            return true;
+          }
           // The order itself refuses (e.g. its return does not fit the stock): requeueing would spin
           // on it every second forever. The SQL backstop keeps trying it on its own, slower cadence.
           log.error({ err: err.message, orderId }, 'timeout cancel refused; left to the backstop');
-          return settle(() => s.ch.ack(m));
-        }
-        // The database is away: give the message back after a pause (the backstop also covers it).
-        log.warn({ err: err.message, orderId }, 'timeout cancel failed; requeueing');
+          return false;
+        },
+      );
+    const queue = [...orderIds];
+    const again: boolean[] = [];
+    const p = Promise.all(
+      Array.from({ length: Math.min(MESSAGE_CONCURRENCY, queue.length) }, async () => {
+        for (let id = queue.shift(); id !== undefined; id = queue.shift()) again.push(await expireOne(id));
+      }),
+    )
+      .then(async () => {
+        if (!again.includes(true)) return settle(() => s.ch.ack(m));
+        // The database is away: give the message back after a pause (the backstop also covers it);
+        // its orders already cancelled are 'settled' the next time, nothing happens twice.
         await sleep(1000);
         settle(() => s.ch.nack(m, false, true));
       })
