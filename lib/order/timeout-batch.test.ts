@@ -32,7 +32,9 @@ describe('payment-timeout messages', () => {
     ch = await (await getConnection()).createChannel();
     await assertTimeoutTopology(ch, WINDOW_S * 1000);
     await ch.purgeQueue(names.timeoutDelayQueue(WINDOW_S * 1000));
-    const at = Math.floor(Date.now() / 100) * 100 + 10; // three orders within one 100 ms bucket
+    // Three orders within one 100 ms bucket, accepted a second ago (a deadline in the future by more
+    // than the window would be capped at the window).
+    const at = Math.floor((Date.now() - 1000) / 100) * 100 + 10;
     const orders = [
       { orderId: '9000000000000001', at },
       { orderId: '9000000000000002', at: at + 30 },
