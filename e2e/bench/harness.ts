@@ -57,10 +57,10 @@ export class Harness {
     if (code !== 0) throw new Error(`next build failed:\n${p.tail.join('\n')}`);
   }
 
-  /** The product's web server (workers/web-server.ts) on a free port; resolves once /api/health answers. */
-  async startWeb(extra: Record<string, string> = {}): Promise<{ url: string; proc: Proc }> {
+  /** The product's web server (workers/web-server.ts) on a free port; resolves once /api/health answers. `nodeArgs` reach every web process (cluster workers inherit them). */
+  async startWeb(extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ url: string; proc: Proc }> {
     const port = await freePort();
-    const proc = this.spawnProc(`web:${port}`, ['--import', 'tsx', 'workers/web-server.ts'], this.env({ PORT: String(port), ...extra }));
+    const proc = this.spawnProc(`web:${port}`, [...nodeArgs, '--import', 'tsx', 'workers/web-server.ts'], this.env({ PORT: String(port), ...extra }));
     const url = `http://127.0.0.1:${port}`;
     await waitUntil(`web server on ${port}`, proc, async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok === true, 60_000);
     return { url, proc };

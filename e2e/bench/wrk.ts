@@ -5,7 +5,7 @@
  * CPU over the run (from `times` and /proc/stat).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -17,6 +17,8 @@ export interface WrkOptions {
   /** Each token once; a run ends when every token has been answered (or at durationS). */
   once?: boolean;
   threads?: number;
+  /** The server's process (its cluster workers included): its CPU per request is reported. */
+  serverPid?: number;
 }
 
 export interface WrkResult {
@@ -33,6 +35,11 @@ export interface WrkResult {
   generatorShare: number;
   /** Share of the machine's CPU that was busy over the run (everyone: server, Redis, broker, wrk, neighbours). */
   machineBusy: number;
+  /**
+   * CPU microseconds the server's processes used per request answered (NaN without serverPid):
+   * what one request costs the server itself, far less sensitive to a busy machine than req/s.
+   */
+  serverCpuUsPerRequest: number;
 }
 
 const LUA = path.join(import.meta.dirname, 'grab.lua');
@@ -44,12 +51,35 @@ function cpuTotals(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
+/** CPU seconds (user + system) of a process and all its descendants still running (Linux /proc). */
+export function treeCpuSeconds(pid: number): number {
+  let ticks = 0;
+  const visit = (p: number) => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        for (const child of readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(child));
+      }
+    } catch {
+      /* gone meanwhile */
+    }
+  };
+  visit(pid);
+  return ticks / CLOCK_TICKS;
+}
+
+/** USER_HZ: 100 on every Linux the bench runs on (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
+
 export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   const threads = o.threads ?? Math.min(2, cpus().length);
   const file = path.join(tmpdir(), `hmdp-bench-tokens-${process.pid}.txt`);
   writeFileSync(file, o.tokens.join('\n') + '\n');
   const args = ['-t', String(threads), '-c', String(Math.max(o.connections, threads)), '-d', `${o.durationS}s`, '--timeout', '10s', '-s', LUA, o.url];
   const before = cpuTotals();
+  const serverBefore = o.serverPid ? treeCpuSeconds(o.serverPid) : NaN;
   const out = await new Promise<string>((resolve, reject) => {
     // `times` prints the CPU time of bash's children (wrk) after it exits; SIGINT to bash is
     // passed on to wrk, which then stops and prints its results.
@@ -71,6 +101,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}:\n${text}`))));
   });
   const after = cpuTotals();
+  const serverCpuS = o.serverPid ? treeCpuSeconds(o.serverPid) - serverBefore : NaN;
   const json = /WRK_JSON (\{.*\})/.exec(out);
   if (!json) throw new Error(`no result from wrk:\n${out}`);
   const r = JSON.parse(json[1]!) as { requests: number; duration_us: number; p50_us: number; p99_us: number; max_us: number; errors: number; statuses: Record<string, number> };
@@ -90,5 +121,6 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     generatorCpuS,
     generatorShare: generatorCpuS / (durationS * cpus().length),
     machineBusy: ticks > 0 ? (after.busy - before.busy) / ticks : 0,
+    serverCpuUsPerRequest: (serverCpuS * 1e6) / r.requests,
   };
 }

@@ -7,7 +7,8 @@
  *   spike   50 000 distinct users, one grab each, all at once: time until every one is answered
  * --rate R runs the product open loop at R req/s (the harness's generator) instead of wrk.
  * Every run ends on the drain: oversold = duplicates = lost = 0, invariants hold.
- * Options: --processes P (web processes, default WEB_CONCURRENCY or 1), --no-db, --users, --stock.
+ * Options: --processes P (web processes, default WEB_CONCURRENCY or 1), --no-db, --users, --stock,
+ * --profile DIR (a V8 CPU profile of each web process into DIR; read it with e2e/bench/profile-top.ts).
  */
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
@@ -28,15 +29,16 @@ const defaults: Record<string, { users: number; stock: (users: number) => number
 
 const fmt = (r: WrkResult) =>
   `${r.requests} req in ${round(r.durationS, 2)} s · ${Math.round(r.rps)} req/s · p50 ${round(r.p50Ms, 2)} ms, p99 ${round(r.p99Ms, 2)} ms, max ${round(r.maxMs)} ms · ` +
-  `${Object.entries(r.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${r.errors ? ` · ${r.errors} socket errors` : ''} · wrk CPU ${Math.round(r.generatorShare * 100)} % of the machine (busy ${Math.round(r.machineBusy * 100)} %)`;
+  `${Object.entries(r.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${r.errors ? ` · ${r.errors} socket errors` : ''} · wrk CPU ${Math.round(r.generatorShare * 100)} % of the machine (busy ${Math.round(r.machineBusy * 100)} %)` +
+  (Number.isFinite(r.serverCpuUsPerRequest) ? ` · server CPU ${round(r.serverCpuUsPerRequest, 1)} µs/req` : '');
 
-async function storm(h: Harness, a: BenchArgs, url: string, tokens: string[], once: boolean): Promise<WrkResult> {
+async function storm(h: Harness, a: BenchArgs, url: string, tokens: string[], once: boolean, serverPid?: number): Promise<WrkResult> {
   if (a.rate) {
     const path = new URL(url).pathname;
     const s = await h.storm({ label: 'open loop', url: new URL(url).origin, path, method: 'POST', tokens, connections: a.connections, durationS: a.duration, rate: a.rate });
-    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN };
+    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, serverCpuUsPerRequest: NaN };
   }
-  return runWrk({ url, tokens, connections: a.connections, durationS: once ? Math.max(a.duration, 60) : a.duration, once });
+  return runWrk({ url, tokens, connections: a.connections, durationS: once ? Math.max(a.duration, 60) : a.duration, once, serverPid });
 }
 
 export const scenario: Scenario = {
@@ -56,16 +58,17 @@ export const scenario: Scenario = {
     const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es), ${a.workers} worker(s)`];
 
     const ceiling = await h.startCeiling(processes);
-    const top = await runWrk({ url: `${ceiling.url}/ceiling`, tokens, connections: a.connections, durationS: d.once ? 60 : a.duration, once: d.once });
+    const top = await runWrk({ url: `${ceiling.url}/ceiling`, tokens, connections: a.connections, durationS: d.once ? 60 : a.duration, once: d.once, serverPid: ceiling.proc.child.pid });
     await h.stop(ceiling.proc);
     summary.push(`  ceiling (bare node:http): ${fmt(top)}`);
 
-    const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes) });
+    const profile = a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : [];
+    const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes) }, profile);
     await h.startWorkers(a.workers);
     const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
     await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: a.connections, durationS: 2 });
     const voucherId = await createTestVoucher(db, redis, { stock, title: `bench grab ${variant}` });
-    const hot = await storm(h, a, `${web.url}/api/seckill/${voucherId}`, tokens, d.once);
+    const hot = await storm(h, a, `${web.url}/api/seckill/${voucherId}`, tokens, d.once, web.proc.child.pid);
     const stormEnd = Date.now();
     await waitFor('the drain', async () => {
       const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
@@ -88,7 +91,7 @@ export const scenario: Scenario = {
     if (variant !== 'spike' && !process.argv.includes('--no-db')) {
       const dbWeb = await h.startWeb({ SECKILL_STRATEGY: 'db', WEB_CONCURRENCY: String(processes) });
       const dbVoucher = await createTestVoucher(db, redis, { stock, preheat: false, title: `bench grab db ${variant}` });
-      const base = await runWrk({ url: `${dbWeb.url}/api/seckill/${dbVoucher}`, tokens, connections: a.connections, durationS: a.duration });
+      const base = await runWrk({ url: `${dbWeb.url}/api/seckill/${dbVoucher}`, tokens, connections: a.connections, durationS: a.duration, serverPid: dbWeb.proc.child.pid });
       await h.stop(dbWeb.proc);
       dbRps = base.rps;
       summary.push(`  DB strategy (seeds): ${fmt(base)}`);
