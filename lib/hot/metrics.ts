@@ -38,10 +38,16 @@ export function outcomeOf(route: string, status: number, code: string | undefine
   return 'refused';
 }
 
+// The labelled children, looked up once per route and outcome (prom-client hashes the labels on every call otherwise).
+const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+
 export const observeHotRoute: Observe = (route, status, s, code) => {
   const outcome = outcomeOf(route, status, code);
-  requests.inc({ route, outcome });
-  seconds.observe({ route, outcome }, s);
+  const key = `${route}\n${outcome}`;
+  let c = children.get(key);
+  if (!c) children.set(key, (c = { count: requests.labels(route, outcome), time: seconds.labels(route, outcome) }));
+  c.count.inc();
+  c.time.observe(s);
 };
 
 /** In each web process: answer the primary's requests for this process's metrics (prom-client installs the listener with an AggregatorRegistry). */

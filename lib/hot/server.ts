@@ -13,7 +13,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { errorReply } from '@/lib/http/respond';
 import type { RouteHandler } from '@/lib/http/route';
-import { readBody, toWebRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
+import { readBody, toHotRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
 import { log } from '@/lib/log';
 
 export interface HotRoute {
@@ -96,7 +96,8 @@ export function createHotServer(o: HotServerOptions): http.Server {
     }
     inFlight++;
     try {
-      const out = await route.handler.core(toWebRequest(req, await readBody(req)), params);
+      const pending = readBody(req);
+      const out = await route.handler.core(toHotRequest(req, pending && (await pending)), params);
       status = out.status;
       if (out instanceof Response) await writeResponse(res, out);
       else {

@@ -25,7 +25,7 @@ export async function parseJson<S extends z.ZodType>(req: Request, schema: S): P
 export async function parseOptionalJson<S extends z.ZodType>(req: Request, schema: S): Promise<z.infer<S>> {
   const declared = Number(req.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '请求体过大');
-  const text = await readCapped(req, MAX_BODY_BYTES);
+  const text = req.body ? await readCapped(req, MAX_BODY_BYTES) : '';
   if (text.trim() === '') return schema.parse(undefined);
   requireJsonMediaType(req);
   let raw: unknown;
@@ -59,8 +59,10 @@ function requireJsonMediaType(req: Request): void {
 
 /** The raw body text, refusing more than `limit` bytes (413): for bodies that must be verified byte for byte, like a signed notify. */
 export async function readCapped(req: Request, limit: number): Promise<string> {
-  return new TextDecoder('utf-8', { fatal: false }).decode(await readCappedBytes(req, limit));
+  return utf8.decode(await readCappedBytes(req, limit));
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: false });
 
 /** The raw body, refused with 413 as soon as it grows past `limit` (never buffered whole first). */
 export async function readCappedBytes(req: Request, limit: number): Promise<Buffer> {
@@ -93,7 +95,11 @@ export const idSchema = z
   // zod runs refinements even after the regex failed: only digits may reach BigInt().
   .refine((s) => !/^\d+$/.test(s) || BigInt(s) <= 9223372036854775807n, 'id 超出范围');
 
+/** Up to 18 digits is always ≤ 2^63-1: the common case needs no schema. */
+const shortId = /^[1-9]\d{0,17}$/;
+
 export function parseId(raw: string | undefined, what = 'id'): string {
+  if (raw !== undefined && shortId.test(raw)) return raw;
   const r = idSchema.safeParse(raw);
   if (!r.success) throw new AppError('BAD_REQUEST', `${what} 不合法`);
   return r.data;

@@ -13,18 +13,23 @@ export function json(data: unknown, init: ResponseInit = {}): Response {
 export interface Reply {
   status: number;
   body: unknown;
-  headers?: Record<string, string>;
+  /** Never mutated once in a Reply (the API's security headers are one shared object). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export function toResponse(reply: Reply): Response {
   return Response.json(reply.body, { status: reply.status, headers: reply.headers });
 }
 
-export function errorResponse(err: unknown, context: Record<string, unknown> = {}): Response {
+type LogContext = Record<string, unknown> | (() => Record<string, unknown>);
+
+export function errorResponse(err: unknown, context: LogContext = {}): Response {
   return toResponse(errorReply(err, context));
 }
 
-export function errorReply(err: unknown, context: Record<string, unknown> = {}): Reply {
+/** `logContext` goes into the log line of a 5xx; pass a function when building it costs something. */
+export function errorReply(err: unknown, logContext: LogContext = {}): Reply {
+  const context = () => (typeof logContext === 'function' ? logContext() : logContext);
   if (err instanceof ZodError) {
     const fields: Record<string, string> = {};
     for (const issue of err.issues) {
@@ -40,14 +45,14 @@ export function errorReply(err: unknown, context: Record<string, unknown> = {}):
     if (err.retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(err.retryAfter)));
     const body: { code: string; message: string; fields?: Record<string, string> } = { code: err.code, message: err.message };
     if (err.fields) body.fields = err.fields;
-    if (err.status >= 500) log.error({ ...context, code: err.code, err: err.message }, 'request failed');
+    if (err.status >= 500) log.error({ ...context(), code: err.code, err: err.message }, 'request failed');
     return { status: err.status, body: { error: body }, headers };
   }
   if (isDependencyDown(err)) {
-    log.error({ ...context, err: (err as Error).message }, 'dependency unavailable');
+    log.error({ ...context(), err: (err as Error).message }, 'dependency unavailable');
     return { status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE', message: '服务繁忙，请稍后再试' } }, headers: { 'Retry-After': '2' } };
   }
-  log.error({ ...context, err }, 'unhandled error');
+  log.error({ ...context(), err }, 'unhandled error');
   return { status: 500, body: { error: { code: 'INTERNAL', message: '服务器开小差了，请稍后再试' } } };
 }
 

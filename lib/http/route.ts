@@ -49,7 +49,8 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
       const out = await handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
       return out instanceof Response ? withApiSecurityHeaders(out, https) : secured({ status: 200, body: { data: out } }, https);
     } catch (err) {
-      return secured(errorReply(err, { method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started }), https);
+      // The context is only read when the error is logged (5xx): no URL parse for a refusal.
+      return secured(errorReply(err, () => ({ method: req.method, path: new URL(req.url).pathname, ms: Date.now() - started })), https);
     }
   };
   const nextHandler = async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {
@@ -61,7 +62,8 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
 
 /** Both doors (Next and the hot server) send what the core returns, so the API's security headers go on here. */
 function secured(reply: Reply, https: boolean): Reply {
-  return { ...reply, headers: { ...apiSecurityHeaders({ https }), ...reply.headers } };
+  const base = apiSecurityHeaders({ https });
+  return { ...reply, headers: reply.headers ? { ...base, ...reply.headers } : base };
 }
 
 function authorize(level: AuthLevel, caller: Caller | null): void {

@@ -54,8 +54,12 @@ export function pageSecurityHeaders(nonce: string, o: SecurityHeaderOptions): Re
   return { 'Content-Security-Policy': csp, ...COMMON, ...(o.https ? { 'Strict-Transport-Security': HSTS } : {}) };
 }
 
-export function apiSecurityHeaders(o: SecurityHeaderOptions): Record<string, string> {
-  return { 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'", ...COMMON, ...(o.https ? { 'Strict-Transport-Security': HSTS } : {}) };
+const API_PLAIN: Readonly<Record<string, string>> = Object.freeze({ 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'", ...COMMON });
+const API_HTTPS: Readonly<Record<string, string>> = Object.freeze({ ...API_PLAIN, 'Strict-Transport-Security': HSTS });
+
+/** The API answer's headers: one shared, frozen object per scheme (built once, not per answer). */
+export function apiSecurityHeaders(o: SecurityHeaderOptions): Readonly<Record<string, string>> {
+  return o.https ? API_HTTPS : API_PLAIN;
 }
 
 /** HTTPS as seen by this server: the URL's scheme, or X-Forwarded-Proto (HSTS over plain HTTP is ignored by browsers, so a lie costs nothing). */
