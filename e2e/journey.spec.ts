@@ -158,3 +158,44 @@ test("an upcoming voucher's countdown turns into a live grab button when its win
   await expect(button).toHaveText('已抢到');
   await expectSettled(v.id, 1);
 });
+
+test('a second grab Redis let through after forgetting the first is folded: the box says so and links to the kept order', async ({ page }, testInfo) => {
+  const v = await data.voucher({ stock: 5, label: '折叠' });
+  const phone = await loginBySms(page, undefined, '/');
+  // Arranged from Node: an order this buyer already holds in MySQL that Redis has forgotten.
+  const kept = await data.forgottenOrder(v.id, phone);
+
+  await page.goto(`/shops/${shopId}`);
+  const box = grabBox(page, v.title);
+  const button = box.getByTestId('seckill-button');
+  await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 5 张');
+  const accepted = page.waitForResponse((r) => r.url().endsWith(`/api/seckill/${v.id}`) && r.request().method() === 'POST');
+  await button.click();
+  const grab = await accepted;
+  expect(grab.status()).toBe(200); // Redis had no trace of the first grab
+  const foldedId: string = (await grab.json()).data.orderId;
+  expect(foldedId).not.toBe(kept);
+
+  const result = box.getByTestId('seckill-result');
+  await expect(result).toHaveAttribute('data-state', 'failed', { timeout: 15_000 });
+  await expect(result).toContainText('你已有这张券的订单，这次抢购未生成新订单');
+  await expect(button).toHaveText('已抢到');
+  await expect(button).toBeDisabled();
+  const link = box.getByTestId('seckill-kept-order-link');
+  await expect(link).toHaveText('查看我的订单');
+  await expect(link).toHaveAttribute('href', `/orders#order-${kept}`);
+  await expect.poll(async () => (await data.invariants(v.id)).pending, { timeout: 15_000 }).toBe(0);
+  expect(await data.orderIds(v.id, await data.userId(phone))).toEqual([kept]);
+  // The second grab took a unit in Redis, the kept order one in MySQL: the two agree on 4.
+  await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 4 张'); // the page's stock poll
+  await page.screenshot({ path: testInfo.outputPath('folded-grab.png') });
+
+  await link.click();
+  await expect(page).toHaveURL(new RegExp(`/orders#order-${kept}$`));
+  const item = page.locator(`#order-${kept}`);
+  await expect(item).toBeInViewport();
+  await expect(item).toContainText(v.title);
+  await expect(item.getByTestId('order-status')).toHaveAttribute('data-state', 'created');
+  await expect(page.getByTestId('order-item').filter({ hasText: v.title })).toHaveCount(1);
+  await expectSettled(v.id, 1);
+});

@@ -193,7 +193,7 @@ function OutcomeLine({ outcome }: { outcome: Outcome }) {
           </Link>
         )}
         {alreadyHeld && (
-          <Link href={outcome.keptOrderId ? `/orders#order-${outcome.keptOrderId}` : '/orders'} className="ml-2 text-brand underline" data-testid="seckill-kept-order-link">
+          <Link href={outcome.keptOrderId ? `/orders#order-${outcome.keptOrderId}` : '/orders'} className="ml-2 whitespace-nowrap text-brand underline" data-testid="seckill-kept-order-link">
             查看我的订单
           </Link>
         )}

@@ -12,7 +12,10 @@ import { closeRedis, createRedis, type RedisClient } from '../../lib/redis/clien
 import { checkInvariants, type InvariantReport } from '../../lib/seckill/invariants';
 import { preheatVoucher } from '../../lib/seckill/preheat';
 import { insertSeckillVoucher } from '../../lib/seckill/seckill.repository';
-import { createTestUsers, type TestUser } from '../../lib/seckill/testing';
+import { acceptWithoutPublishing, createTestUsers, waitFor, type TestUser } from '../../lib/seckill/testing';
+import { releaseOrder } from '../../lib/seckill/outbox';
+import { publishOrder } from '../../lib/order/publish';
+import { closeMq } from '../../lib/mq/connection';
 import { invalidateShopVouchers } from '../../lib/shop/shop.cache';
 import { findOrderView, type OrderView } from '../../lib/order/order.repository';
 
@@ -61,6 +64,33 @@ export class JourneyData {
     return u!;
   }
 
+  /**
+   * An order the buyer already holds for the voucher that Redis has forgotten, as a failover to a
+   * lagging replica leaves it (the same steps as lib/order/folded.test.ts): the grab script accepted
+   * it and its message went to the broker, then the buyer mark, the unit and the outbox entry
+   * vanished from Redis. Resolves with the order id once the worker has written it to MySQL; the
+   * buyer's next grab is accepted and the worker folds it into this order.
+   */
+  async forgottenOrder(voucherId: string, phone: string): Promise<string> {
+    const userId = await this.userId(phone);
+    const msg = await acceptWithoutPublishing(this.redis, voucherId, userId);
+    if (!(await releaseOrder(this.redis, voucherId, msg.orderId, userId))) throw new Error(`Redis kept order ${msg.orderId}`);
+    await publishOrder(msg);
+    await waitFor(`order ${msg.orderId} written`, () => this.db.selectFrom('tb_voucher_order').select('id').where('id', '=', msg.orderId).executeTakeFirst(), 15_000);
+    return msg.orderId;
+  }
+
+  async userId(phone: string): Promise<string> {
+    const row = await this.db.selectFrom('tb_user').select('id').where('phone', '=', phone).executeTakeFirstOrThrow();
+    return String(row.id);
+  }
+
+  /** The ids of the orders MySQL holds for this buyer and voucher. */
+  async orderIds(voucherId: string, userId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('tb_voucher_order').select('id').where('voucher_id', '=', voucherId).where('user_id', '=', userId).execute();
+    return rows.map((r) => String(r.id));
+  }
+
   order(id: string): Promise<OrderView | undefined> {
     return findOrderView(this.db, id);
   }
@@ -80,8 +110,8 @@ export class JourneyData {
     } finally {
       this.redis.disconnect();
       await this.db.destroy();
-      // Importing lib/redis/client opens the process-wide connection as well.
-      await Promise.all([closeRedis(), closeDb()]);
+      // Importing lib/redis/client opens the process-wide connection as well (publishOrder: the broker's).
+      await Promise.all([closeRedis(), closeDb(), closeMq()]);
     }
   }
 }
