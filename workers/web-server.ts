@@ -10,6 +10,7 @@ import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
+const LISTEN_BACKLOG = 4096;
 
 if (cluster.isPrimary) {
   await refuseUnsafeListen();
@@ -78,7 +79,9 @@ async function runWorker(): Promise<void> {
   await app.prepare();
   const server = createHotServer({ routes: hotRoutes, fallback: (req, res) => handle(req, res), maxInFlight: env.HOT_MAX_IN_FLIGHT, observe: observeHotRoute });
   server.keepAliveTimeout = 65_000;
-  server.listen(env.PORT, env.HOST);
+  // A spike opens many connections at once: past node's default backlog (511) the kernel drops
+  // SYNs and clients retry after 1 s, 3 s... (the kernel caps this at net.core.somaxconn).
+  server.listen({ port: env.PORT, host: env.HOST, backlog: LISTEN_BACKLOG });
 
   let stopping = false;
   const stop = async () => {

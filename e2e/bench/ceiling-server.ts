@@ -25,5 +25,5 @@ if (cluster.isPrimary) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     })
-    .listen(port, '127.0.0.1');
+    .listen({ port, host: '127.0.0.1', backlog: 4096 }); // as the web server (workers/web-server.ts)
 }
