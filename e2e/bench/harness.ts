@@ -75,8 +75,8 @@ export class Harness {
   }
 
   /** n order workers; resolves once each is consuming. */
-  async startWorkers(n: number, extra: Record<string, string> = {}): Promise<Proc[]> {
-    const procs = Array.from({ length: n }, (_, i) => this.spawnProc(`worker${i + 1}`, ['--import', 'tsx', 'workers/order-worker.ts'], this.env({ LOG_LEVEL: 'info', ...extra })));
+  async startWorkers(n: number, extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Proc[]> {
+    const procs = Array.from({ length: n }, (_, i) => this.spawnProc(`worker${i + 1}`, [...nodeArgs, '--import', 'tsx', 'workers/order-worker.ts'], this.env({ LOG_LEVEL: 'info', ...extra })));
     await Promise.all(procs.map((p) => waitUntil(`${p.name} consuming`, p, async () => p.tail.some((l) => l.includes('order worker consuming')), 60_000)));
     return procs;
   }

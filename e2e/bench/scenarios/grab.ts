@@ -8,7 +8,8 @@
  * --rate R runs the product open loop at R req/s (the harness's generator) instead of wrk.
  * Every run ends on the drain: oversold = duplicates = lost = 0, invariants hold.
  * Options: --processes P (web processes, default WEB_CONCURRENCY or 1), --no-db, --users, --stock,
- * --profile DIR (a V8 CPU profile of each web process into DIR; read it with e2e/bench/profile-top.ts).
+ * --profile DIR (a V8 CPU profile of each web process into DIR, of the order worker into DIR/worker;
+ * read them with e2e/bench/profile-top.ts).
  */
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
@@ -19,7 +20,7 @@ import { createTestUsers, createTestVoucher, waitFor } from '@/lib/seckill/testi
 import { prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { BenchArgs, Scenario } from '../types';
 import type { Harness } from '../harness';
-import { runWrk, type WrkResult } from '../wrk';
+import { runWrk, treeCpuSeconds, type WrkResult } from '../wrk';
 
 const defaults: Record<string, { users: number; stock: (users: number) => number; once: boolean }> = {
   accept: { users: 40_000, stock: (u) => u, once: true },
@@ -28,15 +29,16 @@ const defaults: Record<string, { users: number; stock: (users: number) => number
 };
 
 const fmt = (r: WrkResult) =>
-  `${r.requests} req in ${round(r.durationS, 2)} s · ${Math.round(r.rps)} req/s · p50 ${round(r.p50Ms, 2)} ms, p99 ${round(r.p99Ms, 2)} ms, max ${round(r.maxMs)} ms · ` +
-  `${Object.entries(r.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${r.errors ? ` · ${r.errors} socket errors` : ''} · wrk CPU ${Math.round(r.generatorShare * 100)} % of the machine (busy ${Math.round(r.machineBusy * 100)} %)` +
+  `${r.requests} req in ${round(r.durationS, 2)} s · ${Math.round(r.rps)} req/s · p50 ${round(r.p50Ms, 2)} ms, p99 ${round(r.p99Ms, 2)} ms${Number.isFinite(r.maxMs) ? `, max ${round(r.maxMs)} ms` : ''} · ` +
+  `${Object.entries(r.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${r.errors ? ` · ${r.errors} socket errors` : ''} · ${Number.isFinite(r.generatorShare) ? `wrk CPU ${Math.round(r.generatorShare * 100)} % of the machine (busy ${Math.round(r.machineBusy * 100)} %)` : 'generator: the harness\'s Node open loop'}` +
   (Number.isFinite(r.serverCpuUsPerRequest) ? ` · server CPU ${round(r.serverCpuUsPerRequest, 1)} µs/req` : '');
 
 async function storm(h: Harness, a: BenchArgs, url: string, tokens: string[], once: boolean, serverPid?: number): Promise<WrkResult> {
   if (a.rate) {
     const path = new URL(url).pathname;
+    const cpuBefore = serverPid ? treeCpuSeconds(serverPid) : NaN;
     const s = await h.storm({ label: 'open loop', url: new URL(url).origin, path, method: 'POST', tokens, connections: a.connections, durationS: a.duration, rate: a.rate });
-    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, serverCpuUsPerRequest: NaN };
+    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, serverCpuUsPerRequest: ((treeCpuSeconds(serverPid ?? 0) - cpuBefore) * 1e6) / s.requests };
   }
   return runWrk({ url, tokens, connections: a.connections, durationS: once ? Math.max(a.duration, 60) : a.duration, once, serverPid });
 }
@@ -58,13 +60,17 @@ export const scenario: Scenario = {
     const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es), ${a.workers} worker(s)`];
 
     const ceiling = await h.startCeiling(processes);
-    const top = await runWrk({ url: `${ceiling.url}/ceiling`, tokens, connections: a.connections, durationS: d.once ? 60 : a.duration, once: d.once, serverPid: ceiling.proc.child.pid });
+    // Open loop (--rate): the ceiling is driven by the same generator at the same rate, so its
+    // latency is the generator's own floor (it is Node, on the same cores).
+    const top = a.rate
+      ? await storm(h, a, `${ceiling.url}/ceiling`, tokens, false, ceiling.proc.child.pid)
+      : await runWrk({ url: `${ceiling.url}/ceiling`, tokens, connections: a.connections, durationS: d.once ? 60 : a.duration, once: d.once, serverPid: ceiling.proc.child.pid });
     await h.stop(ceiling.proc);
     summary.push(`  ceiling (bare node:http): ${fmt(top)}`);
 
     const profile = a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : [];
     const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes) }, profile);
-    await h.startWorkers(a.workers);
+    await h.startWorkers(a.workers, {}, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}/worker`] : []);
     const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
     await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: a.connections, durationS: 2 });
     const voucherId = await createTestVoucher(db, redis, { stock, title: `bench grab ${variant}` });
