@@ -25,6 +25,8 @@ const schema = z.object({
    * CI machine, and one process's memory is what the route tests reason about.
    */
   WEB_CONCURRENCY: int(process.env.NODE_ENV === 'test' ? 1 : 0),
+  /** `all`: hot routes + Next on one port (shape (a), the default); `hot`: the hot routes only, Next never loaded (shape (b), behind a front). */
+  WEB_PART: z.enum(['all', 'hot']).default('all'),
   /**
    * Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After.
    * 2048 (measured, README): a spike of 1000 connections each holding one request was shed 7k

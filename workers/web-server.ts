@@ -2,12 +2,14 @@
  * The web server (`npm start`): a node:cluster primary that keeps WEB_CONCURRENCY processes, each
  * one node:http server on HOST:PORT answering the flash-sale hot routes itself (lib/hot) and
  * handing every other request to Next's request handler. SIGTERM/SIGINT: stop accepting, finish
- * what is in flight, close connections, exit.
+ * what is in flight, close connections, exit. WEB_PART=hot: the hot routes only, Next never loaded
+ * (shape (b) of the README's hot server: a front such as nginx sends the rest elsewhere).
  */
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
+import type { Fallback } from '@/lib/hot/server';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
 const LISTEN_BACKLOG = 4096;
@@ -64,8 +66,7 @@ function runPrimary(): void {
 }
 
 async function runWorker(): Promise<void> {
-  const [{ default: next }, { createHotServer }, { observeHotRoute, answerClusterMetrics }, { hotRoutes }, { closeDb }, { closeRedis }, { closeMq }] = await Promise.all([
-    import('next'),
+  const [{ createHotServer }, { observeHotRoute, answerClusterMetrics }, { hotRoutes }, { closeDb }, { closeRedis }, { closeMq }] = await Promise.all([
     import('@/lib/hot/server'),
     import('@/lib/hot/metrics'),
     import('@/app/api/hot-routes'),
@@ -74,10 +75,8 @@ async function runWorker(): Promise<void> {
     import('@/lib/mq/connection'),
   ]);
   if (env.WEB_METRICS_PORT) answerClusterMetrics();
-  const app = next({ dev: false, dir: process.cwd(), hostname: env.HOST, port: env.PORT });
-  const handle = app.getRequestHandler();
-  await app.prepare();
-  const server = createHotServer({ routes: hotRoutes, fallback: (req, res) => handle(req, res), maxInFlight: env.HOT_MAX_IN_FLIGHT, observe: observeHotRoute });
+  const fallback = env.WEB_PART === 'hot' ? (await import('@/lib/hot/hot-only')).hotOnlyFallback : await nextHandler();
+  const server = createHotServer({ routes: hotRoutes, fallback, maxInFlight: env.HOT_MAX_IN_FLIGHT, observe: observeHotRoute });
   server.keepAliveTimeout = 65_000;
   // A spike opens many connections at once: past node's default backlog (511) the kernel drops
   // SYNs and clients retry after 1 s, 3 s... (the kernel caps this at net.core.somaxconn).
@@ -99,4 +98,13 @@ async function runWorker(): Promise<void> {
   // The primary relays the signal; a Ctrl-C in a terminal reaches every process of the group.
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+}
+
+/** Next's request handler, for everything that is not a hot route (WEB_PART=all, the default). */
+async function nextHandler(): Promise<Fallback> {
+  const { default: next } = await import('next');
+  const app = next({ dev: false, dir: process.cwd(), hostname: env.HOST, port: env.PORT });
+  const handle = app.getRequestHandler();
+  await app.prepare();
+  return (req, res) => handle(req, res);
 }

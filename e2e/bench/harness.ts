@@ -6,11 +6,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
+import { frontConfig } from './front';
 import { closedLoop, openLoop, type StormOptions, type StormResult } from './load';
 
 const ROOT = process.cwd();
@@ -35,8 +37,8 @@ export class Harness {
     return { ...process.env, NODE_ENV: 'production', RATE_LIMITS: 'false', ALLOW_DEV_SMS_IN_PRODUCTION: 'true', LOG_LEVEL: 'warn', ...extra };
   }
 
-  private spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  private spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv, command = process.execPath): Proc {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const p: Proc = { name, child, tail: [] };
     const keep = (buf: Buffer) => {
       p.tail.push(...buf.toString().split('\n').filter(Boolean));
@@ -63,6 +65,21 @@ export class Harness {
     const proc = this.spawnProc(`web:${port}`, [...nodeArgs, '--import', 'tsx', 'workers/web-server.ts'], this.env({ PORT: String(port), ...extra }));
     const url = `http://127.0.0.1:${port}`;
     await waitUntil(`web server on ${port}`, proc, async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok === true, 60_000);
+    return { url, proc };
+  }
+
+  /**
+   * Shape (b)'s front (e2e/bench/front.ts): nginx on a free port, the hot routes to `hotPort`, the
+   * rest to `nextPort`, with `workers` nginx worker processes. Resolves once the health check
+   * answers through it.
+   */
+  async startFront(hotPort: number, nextPort: number, workers: number): Promise<{ url: string; proc: Proc }> {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(tmpdir(), 'hmdp-front-'));
+    writeFileSync(path.join(dir, 'nginx.conf'), frontConfig({ dir, port, hotPort, nextPort, workers }));
+    const proc = this.spawnProc(`front:${port}`, ['-p', dir, '-c', path.join(dir, 'nginx.conf')], process.env, existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx');
+    const url = `http://127.0.0.1:${port}`;
+    await waitUntil(`nginx front on ${port}`, proc, async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok === true, 30_000);
     return { url, proc };
   }
 

@@ -17,8 +17,8 @@ export interface WrkOptions {
   /** Each token once; a run ends when every token has been answered (or at durationS). */
   once?: boolean;
   threads?: number;
-  /** The server's process (its cluster workers included): its CPU per request is reported. */
-  serverPid?: number;
+  /** The server's processes (each with its descendants: cluster workers, nginx workers): their CPU per request is reported. */
+  serverPids?: number[];
 }
 
 export interface WrkResult {
@@ -36,7 +36,7 @@ export interface WrkResult {
   /** Share of the machine's CPU that was busy over the run (everyone: server, Redis, broker, wrk, neighbours). */
   machineBusy: number;
   /**
-   * CPU microseconds the server's processes used per request answered (NaN without serverPid):
+   * CPU microseconds the server's processes used per request answered (NaN without serverPids):
    * what one request costs the server itself, far less sensitive to a busy machine than req/s.
    */
   serverCpuUsPerRequest: number;
@@ -79,7 +79,8 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   writeFileSync(file, o.tokens.join('\n') + '\n');
   const args = ['-t', String(threads), '-c', String(Math.max(o.connections, threads)), '-d', `${o.durationS}s`, '--timeout', '10s', '-s', LUA, o.url];
   const before = cpuTotals();
-  const serverBefore = o.serverPid ? treeCpuSeconds(o.serverPid) : NaN;
+  const serverCpu = () => (o.serverPids?.length ? o.serverPids.reduce((sum, pid) => sum + treeCpuSeconds(pid), 0) : NaN);
+  const serverBefore = serverCpu();
   const out = await new Promise<string>((resolve, reject) => {
     // `times` prints the CPU time of bash's children (wrk) after it exits; SIGINT to bash is
     // passed on to wrk, which then stops and prints its results.
@@ -101,7 +102,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}:\n${text}`))));
   });
   const after = cpuTotals();
-  const serverCpuS = o.serverPid ? treeCpuSeconds(o.serverPid) - serverBefore : NaN;
+  const serverCpuS = serverCpu() - serverBefore;
   const json = /WRK_JSON (\{.*\})/.exec(out);
   if (!json) throw new Error(`no result from wrk:\n${out}`);
   const r = JSON.parse(json[1]!) as { requests: number; duration_us: number; p50_us: number; p99_us: number; max_us: number; errors: number; statuses: Record<string, number> };

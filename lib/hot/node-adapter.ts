@@ -71,29 +71,34 @@ export function toHotRequest(req: IncomingMessage, body: Buffer | null): Request
 }
 
 /**
- * A request's headers read from node's parsed headers (names already lower-case). Read-only, like
- * a web Request's: set/append/delete throw TypeError as they do there. Repeated headers read as a
- * web Headers reads them: values joined by ", " (node already joins most; set-cookie comes as a list).
+ * A request's headers read from node's parsed headers (names already lower-case; repeated headers
+ * read as a web Headers reads them, values joined by ", "). A write (set/append/delete, which a
+ * web Request's headers allow) first copies them into a real Headers, which answers from then on.
  */
 export class NodeRequestHeaders implements Headers {
+  private own?: Headers;
+
   constructor(private readonly raw: IncomingHttpHeaders) {}
 
   get(name: string): string | null {
+    if (this.own) return this.own.get(name);
     const v = this.raw[name.toLowerCase()];
     if (v === undefined) return null;
     return Array.isArray(v) ? v.join(', ') : v;
   }
   has(name: string): boolean {
-    return this.raw[name.toLowerCase()] !== undefined;
+    return this.own ? this.own.has(name) : this.raw[name.toLowerCase()] !== undefined;
   }
   getSetCookie(): string[] {
+    if (this.own) return this.own.getSetCookie();
     const v = this.raw['set-cookie'];
     return v === undefined ? [] : Array.isArray(v) ? [...v] : [v];
   }
   forEach(fn: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
-    for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
+    for (const [k, v] of this.entries()) Reflect.apply(fn, thisArg, [v, k, this]);
   }
   *entries(): HeadersIterator<[string, string]> {
+    if (this.own) return yield* this.own.entries();
     for (const k of Object.keys(this.raw).sort()) {
       const v = this.get(k);
       if (v !== null) yield [k, v];
@@ -108,14 +113,17 @@ export class NodeRequestHeaders implements Headers {
   [Symbol.iterator](): HeadersIterator<[string, string]> {
     return this.entries();
   }
-  append(): void {
-    throw new TypeError('Headers are immutable');
+  append(name: string, value: string): void {
+    this.writable().append(name, value);
   }
-  set(): void {
-    throw new TypeError('Headers are immutable');
+  set(name: string, value: string): void {
+    this.writable().set(name, value);
   }
-  delete(): void {
-    throw new TypeError('Headers are immutable');
+  delete(name: string): void {
+    this.writable().delete(name);
+  }
+  private writable(): Headers {
+    return (this.own ??= new Headers([...this.entries()]));
   }
 }
 

@@ -8,6 +8,7 @@
  * --rate R runs the product open loop at R req/s (the harness's generator) instead of wrk.
  * Every run ends on the drain: oversold = duplicates = lost = 0, invariants hold.
  * Options: --processes P (web processes; default WEB_CONCURRENCY, else one per core like the product), --no-db, --users, --stock,
+ * --shape b (the hot routes on a hot-only server behind an nginx front, README: The hot server),
  * --profile DIR (a V8 CPU profile of each web process into DIR, of the order worker into DIR/worker;
  * read them with e2e/bench/profile-top.ts).
  */
@@ -34,14 +35,15 @@ const fmt = (r: WrkResult) =>
   `${Object.entries(r.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${r.errors ? ` · ${r.errors} socket errors` : ''} · ${Number.isFinite(r.generatorShare) ? `wrk CPU ${Math.round(r.generatorShare * 100)} % of the machine (busy ${Math.round(r.machineBusy * 100)} %)` : 'generator: the harness\'s Node open loop'}` +
   (Number.isFinite(r.serverCpuUsPerRequest) ? ` · server CPU ${round(r.serverCpuUsPerRequest, 1)} µs/req` : '');
 
-async function storm(h: Harness, a: BenchArgs, url: string, tokens: string[], once: boolean, serverPid?: number): Promise<WrkResult> {
+async function storm(h: Harness, a: BenchArgs, url: string, tokens: string[], once: boolean, serverPids: number[] = []): Promise<WrkResult> {
   if (a.rate) {
     const path = new URL(url).pathname;
-    const cpuBefore = serverPid ? treeCpuSeconds(serverPid) : NaN;
+    const cpu = () => (serverPids.length ? serverPids.reduce((sum, pid) => sum + treeCpuSeconds(pid), 0) : NaN);
+    const cpuBefore = cpu();
     const s = await h.storm({ label: 'open loop', url: new URL(url).origin, path, method: 'POST', tokens, connections: a.connections, durationS: a.duration, rate: a.rate });
-    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, serverCpuUsPerRequest: ((treeCpuSeconds(serverPid ?? 0) - cpuBefore) * 1e6) / s.requests };
+    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, serverCpuUsPerRequest: ((cpu() - cpuBefore) * 1e6) / s.requests };
   }
-  return runWrk({ url, tokens, connections: a.connections, durationS: once ? Math.max(a.duration, 60) : a.duration, once, serverPid });
+  return runWrk({ url, tokens, connections: a.connections, durationS: once ? Math.max(a.duration, 60) : a.duration, once, serverPids });
 }
 
 export const scenario: Scenario = {
@@ -59,24 +61,31 @@ export const scenario: Scenario = {
     line(`creating ${users} users with sessions`);
     const tokens = (await createTestUsers(db, redis, users)).map((u) => u.token);
     line(`${users} users`, true);
-    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es), ${a.workers} worker(s)`];
+    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es)${a.extra.shape === 'b' ? ' (shape b: hot-only behind nginx)' : ''}, ${a.workers} worker(s)`];
 
     const ceiling = await h.startCeiling(processes);
     // Open loop (--rate): the ceiling is driven by the same generator at the same rate, so its
     // latency is the generator's own floor (it is Node, on the same cores).
     const top = a.rate
-      ? await storm(h, a, `${ceiling.url}/ceiling`, tokens, false, ceiling.proc.child.pid)
-      : await runWrk({ url: `${ceiling.url}/ceiling`, tokens, connections: a.connections, durationS: d.once ? 60 : a.duration, once: d.once, serverPid: ceiling.proc.child.pid });
+      ? await storm(h, a, `${ceiling.url}/ceiling`, tokens, false, [ceiling.proc.child.pid!])
+      : await runWrk({ url: `${ceiling.url}/ceiling`, tokens, connections: a.connections, durationS: d.once ? 60 : a.duration, once: d.once, serverPids: [ceiling.proc.child.pid!] });
     await h.stop(ceiling.proc);
     summary.push(`  ceiling (bare node:http): ${fmt(top)}`);
 
     const profile = a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : [];
-    const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes) }, profile);
+    // Shape (b): a hot-only web server (Next not loaded) behind an nginx front with as many workers;
+    // the front's CPU counts as the server's. Default (a): one server, hot routes + Next.
+    const shapeB = a.extra.shape === 'b';
+    const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : {}) }, profile);
+    const webPort = Number(new URL(web.url).port);
+    const front = shapeB ? await h.startFront(webPort, webPort, processes) : null;
+    const entry = front?.url ?? web.url;
+    const serverPids = [web.proc.child.pid!, ...(front ? [front.proc.child.pid!] : [])];
     await h.startWorkers(a.workers, {}, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}/worker`] : []);
     const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
-    await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: a.connections, durationS: 2 });
+    await runWrk({ url: `${entry}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: a.connections, durationS: 2 });
     const voucherId = await createTestVoucher(db, redis, { stock, title: `bench grab ${variant}` });
-    const hot = await storm(h, a, `${web.url}/api/seckill/${voucherId}`, tokens, d.once, web.proc.child.pid);
+    const hot = await storm(h, a, `${entry}/api/seckill/${voucherId}`, tokens, d.once, serverPids);
     const stormEnd = Date.now();
     await waitFor('the drain', async () => {
       const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
@@ -99,7 +108,7 @@ export const scenario: Scenario = {
     if (variant !== 'spike' && !process.argv.includes('--no-db')) {
       const dbWeb = await h.startWeb({ SECKILL_STRATEGY: 'db', WEB_CONCURRENCY: String(processes) });
       const dbVoucher = await createTestVoucher(db, redis, { stock, preheat: false, title: `bench grab db ${variant}` });
-      const base = await runWrk({ url: `${dbWeb.url}/api/seckill/${dbVoucher}`, tokens, connections: a.connections, durationS: a.duration, serverPid: dbWeb.proc.child.pid });
+      const base = await runWrk({ url: `${dbWeb.url}/api/seckill/${dbVoucher}`, tokens, connections: a.connections, durationS: a.duration, serverPids: [dbWeb.proc.child.pid!] });
       await h.stop(dbWeb.proc);
       dbRps = base.rps;
       summary.push(`  DB strategy (seeds): ${fmt(base)}`);
