@@ -3,7 +3,6 @@
  * is answered by its own route handler and anything else gets a 404 JSON, never a hang or a 500.
  * Over real HTTP against the real services behind the health check.
  */
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hotRoutes } from '@/app/api/hot-routes';
