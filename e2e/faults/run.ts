@@ -38,8 +38,8 @@ async function main(): Promise<number> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'production',
-    // One process per web server (the product's default is one per core): the kills below target
-    // whole servers, and two servers of two Next processes each would crowd the 2-core CI box.
+    // One process per web server whatever the caller's environment says: the kills below target
+    // whole servers, and more Next processes would crowd the 2-core CI box.
     WEB_CONCURRENCY: '1',
     DATABASE_URL: mysql.url,
     REDIS_URL: redisSrv.url,
