@@ -68,6 +68,15 @@ export class Harness {
     return { url, proc };
   }
 
+  /** Plain `next start` (Next's own server, no hot server in front) on a free port: the "before" of the shop scenario. */
+  async startNextStart(extra: Record<string, string> = {}): Promise<{ url: string; proc: Proc }> {
+    const port = await freePort();
+    const proc = this.spawnProc(`next-start:${port}`, [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'], this.env({ PORT: String(port), ...extra }));
+    const url = `http://127.0.0.1:${port}`;
+    await waitUntil(`next start on ${port}`, proc, async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok === true, 60_000);
+    return { url, proc };
+  }
+
   /**
    * Shape (b)'s front (e2e/bench/front.ts): nginx on a free port, the hot routes to `hotPort`, the
    * rest to `nextPort`, with `workers` nginx worker processes. Resolves once the health check

@@ -7,13 +7,14 @@
  *   spike   50 000 distinct users, one grab each, all at once: time until every one is answered
  * --rate R runs the product open loop at R req/s (the harness's generator) instead of wrk.
  * Every run ends on the drain: oversold = duplicates = lost = 0, invariants hold.
- * Options: --processes P (web processes; default WEB_CONCURRENCY, else one per core like the product), --no-db, --users, --stock,
+ * Options: --processes P (web processes; default the product's WEB_CONCURRENCY), --no-db, --users, --stock,
  * --shape b (the hot routes on a hot-only server behind an nginx front, README: The hot server),
  * --profile DIR (a V8 CPU profile of each web process into DIR, of the order worker into DIR/worker;
  * read them with e2e/bench/profile-top.ts).
  */
 import { availableParallelism } from 'node:os';
 import { db } from '@/lib/db/client';
+import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
 import { checkInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
@@ -53,8 +54,8 @@ export const scenario: Scenario = {
     const d = defaults[variant]!;
     const users = a.extra.users ? a.users : d.users;
     const stock = a.extra.stock ? a.stock : d.stock(users);
-    // The product's default (WEB_CONCURRENCY unset or 0: one per core) unless told otherwise.
-    const processes = Number(a.extra.processes ?? process.env.WEB_CONCURRENCY ?? 0) || availableParallelism();
+    // The product's own default (lib/env.ts; 0 = one per core) unless told otherwise.
+    const processes = Number(a.extra.processes ?? env.WEB_CONCURRENCY) || availableParallelism();
     await prepareBenchDb();
     await purgeOrderQueue();
     const line = h.progress('users');
