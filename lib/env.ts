@@ -21,8 +21,8 @@ const schema = z.object({
   /**
    * Web server processes (node:cluster workers); 0 = one per core. Default 1, measured on the
    * 2-core box shared with Redis, RabbitMQ, MySQL and the worker (README: The hot server): two
-   * processes answer a sold-out storm 15-30 % faster but put the open-loop p99 at 5 000 req/s at
-   * 24-53 ms against 8-13 ms with one.
+   * processes answer a sold-out storm 35-50 % faster but no more accepted grabs, and put the
+   * open-loop p99 at 5 000 req/s at 24-53 ms (median 47) against 8-33 ms (median 13) with one.
    */
   WEB_CONCURRENCY: int(1),
   /** `all`: hot routes + Next on one port (shape (a), the default); `hot`: the hot routes only, Next never loaded (shape (b), behind a front). */

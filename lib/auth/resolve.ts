@@ -1,7 +1,7 @@
 /**
  * Finds who is calling: `Authorization: Bearer <token>` (API clients) or the next-auth cookie
- * (browsers), then the Redis session behind the token (sliding its TTL), through the per-process
- * session cache (lib/auth/session-cache.ts).
+ * (browsers, its decode remembered per process, below), then the Redis session behind the token
+ * (sliding its TTL), through the per-process session cache (lib/auth/session-cache.ts).
  */
 import { decode } from 'next-auth/jwt';
 import { redis } from '@/lib/redis/client';
@@ -14,14 +14,46 @@ export interface Caller {
   via: 'bearer' | 'cookie';
 }
 
+/**
+ * Decoding the next-auth cookie (an HKDF key derivation and a JWE decryption) costs 46-66 µs of
+ * CPU per request here, more than a whole refused grab on the hot server (README: The hot
+ * server). So each process remembers cookie → session token for COOKIE_MEMORY_MS, never past the
+ * JWT's own expiry, for at most COOKIE_MEMORY_MAX cookies (expired ones go first, then all). Only
+ * cookies that decoded are remembered (junk cannot fill it), and the session behind the token is
+ * still checked on every request: a logout or revocation ends the session, not the cookie.
+ */
+const COOKIE_MEMORY_MS = 60_000;
+const COOKIE_MEMORY_MAX = 10_000;
+const decodedCookies = new Map<string, { token: string; until: number }>();
+let cookieDecodes = 0;
+
+/** For tests: how many cookies were really decoded (not answered from memory). */
+export const cookieDecodeCount = () => cookieDecodes;
+
 export async function tokenFromCookie(cookieValue: string | undefined): Promise<string | undefined> {
   if (!cookieValue) return undefined;
+  const now = Date.now();
+  const known = decodedCookies.get(cookieValue);
+  if (known && known.until > now) return known.token;
+  if (known) decodedCookies.delete(cookieValue);
+  cookieDecodes++;
   try {
     const jwt = await decode({ token: cookieValue, secret: authSecret });
-    return typeof jwt?.sessionToken === 'string' ? jwt.sessionToken : undefined;
+    if (typeof jwt?.sessionToken !== 'string') return undefined;
+    const until = Math.min(now + COOKIE_MEMORY_MS, typeof jwt.exp === 'number' ? jwt.exp * 1000 : now);
+    if (until > now) remember(cookieValue, jwt.sessionToken, until, now);
+    return jwt.sessionToken;
   } catch {
     return undefined; // forged, tampered or signed with an old secret
   }
+}
+
+function remember(cookie: string, token: string, until: number, now: number): void {
+  if (decodedCookies.size >= COOKIE_MEMORY_MAX) {
+    for (const [k, v] of decodedCookies) if (v.until <= now) decodedCookies.delete(k);
+    if (decodedCookies.size >= COOKIE_MEMORY_MAX) decodedCookies.clear();
+  }
+  decodedCookies.set(cookie, { token, until });
 }
 
 export async function resolveCaller(headers: Headers): Promise<Caller | null> {
