@@ -23,6 +23,7 @@ import { returnUnitToRedis } from '@/lib/order/stock-return';
 import { releaseOrder } from '@/lib/seckill/outbox';
 import { openRefusalMemory, RefusalMemory, refusalsFromMemory, type RefusalMemoryHandle } from '@/lib/seckill/refusal-memory';
 import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/lib/seckill/testing';
+import { readSeckillState } from '@/lib/seckill/state';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/lib/admin/testing';
 import { env } from '@/lib/env';
 
@@ -34,7 +35,10 @@ let f: ConsoleFixture;
 const sent: string[][] = [];
 
 beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  // No outbox sweeps while the tests run: the sweeper shares this process's command client and
+  // names every live voucher's keys, so a sweep landing inside a counting window was counted as a
+  // grab's command (seen once in CI's hot-door run). Nothing here needs the sweeper.
+  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 3_600_000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
   // "Another process": its own connection, publishing the way the worker or another web process would.
   other = createRedis();
   // A bound of 3 s, not the default 1 s: a loaded CI machine can stall a second between two grabs,
@@ -74,6 +78,9 @@ async function soldOutVoucher(): Promise<{ voucherId: string; buyer: TestUser; u
   const first = await grab(users[0]!, voucherId); // answered by the script, remembered
   expect([first.status, first.json.error.code]).toEqual([410, 'SOLD_OUT']);
   expect(handle.memory.lookup(voucherId)).toBe('SOLD_OUT');
+  // The worker (in this process, on the same command client) clears the order's outbox entry once
+  // it is written: let that happen before any counting window (it landed inside one in CI).
+  await waitFor('the order written', async () => (await readSeckillState(redis, voucherId))?.pending === 0);
   return { voucherId, buyer: buyer!, users };
 }
 
