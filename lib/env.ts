@@ -83,11 +83,12 @@ const schema = z.object({
   /**
    * How long a process trusts a session it read (token → user) without asking Redis; revocations
    * reach it by pub/sub sooner. 0 = off. Default 1 s (measured: a sold-out storm costs 32 instead
-   * of 38 µs of web CPU per request, README), but off under NODE_ENV=test, where tests that delete
-   * or expire a session behind the product's back expect the next request to see it at once
-   * (lib/auth/session-cache.test.ts turns it on and proves the bound).
+   * of 38 µs of web CPU per request, README). The test suites set 0 (lib/test/setup-env.ts): their
+   * tests delete or expire sessions behind the product's back and expect the next request to see
+   * it; lib/auth/session-cache.test.ts turns it on and proves the bound. (Not keyed on NODE_ENV:
+   * `next build` inlines NODE_ENV as production into the pages, which would then disagree.)
    */
-  SESSION_CACHE_MS: int(process.env.NODE_ENV === 'test' ? 0 : 1000),
+  SESSION_CACHE_MS: int(1000),
   /** Tokens one process's session cache holds at most. */
   SESSION_CACHE_MAX: z.coerce.number().int().positive().default(50_000),
 
