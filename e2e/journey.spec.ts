@@ -199,3 +199,33 @@ test('a second grab Redis let through after forgetting the first is folded: the 
   await expect(page.getByTestId('order-item').filter({ hasText: v.title })).toHaveCount(1);
   await expectSettled(v.id, 1);
 });
+
+test('a grab shed with 503 + Retry-After is retried by the box after a jittered pause, and the retry is accepted', async ({ page }) => {
+  const v = await data.voucher({ stock: 5, label: '重试' });
+  await loginBySms(page, undefined, '/');
+  // The hot server sheds above HOT_MAX_IN_FLIGHT (proven over HTTP in lib/hot/hot-server.test.ts);
+  // here the browser sees that exact answer for the first two attempts, then the real server.
+  const sent: number[] = [];
+  await page.route(`**/api/seckill/${v.id}`, async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    sent.push(Date.now());
+    if (sent.length > 2) return route.continue();
+    await route.fulfill({
+      status: 503,
+      headers: { 'content-type': 'application/json', 'retry-after': '1' },
+      body: JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: '抢购人数太多，请稍后再试' } }),
+    });
+  });
+  await page.goto(`/shops/${shopId}`);
+  const box = grabBox(page, v.title);
+  await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 5 张');
+  await box.getByTestId('seckill-button').click();
+
+  const result = box.getByTestId('seckill-result');
+  await expect(result).toHaveAttribute('data-state', 'created', { timeout: 20_000 });
+  expect(sent).toHaveLength(3);
+  // 0.5–1.5 s × attempt: at least 0.5 s before the second attempt, at least 1 s before the third.
+  expect(sent[1]! - sent[0]!).toBeGreaterThanOrEqual(450);
+  expect(sent[2]! - sent[1]!).toBeGreaterThanOrEqual(950);
+  await expectSettled(v.id, 1);
+});
