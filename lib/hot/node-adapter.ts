@@ -15,12 +15,12 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
- * The body (null when none is declared), read up to one byte past the parser's cap: a bigger body still reaches the handler
- * as "too large" (the same 413 as through Next) without this process buffering all of it; node
- * discards the unread rest once the answer is sent.
+ * The body (null, without a promise, when none is declared), read up to one byte past the parser's
+ * cap: a bigger body still reaches the handler as "too large" (the same 413 as through Next)
+ * without this process buffering all of it; node discards the unread rest once the answer is sent.
  */
 export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
-  if (!hasBody(req)) return null; // the common case answers without a promise
+  if (!hasBody(req)) return null;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
