@@ -4,6 +4,7 @@
  * (sliding its TTL), through the per-process session cache (lib/auth/session-cache.ts).
  */
 import { decode } from 'next-auth/jwt';
+import { BoundedMemory } from '@/lib/bounded-memory';
 import { redis } from '@/lib/redis/client';
 import { authSecret, readCookie, SESSION_COOKIE } from '@/lib/auth/cookie';
 import { checkSession, type SessionUser } from '@/lib/auth/session';
@@ -24,7 +25,7 @@ export interface Caller {
  */
 const COOKIE_MEMORY_MS = 60_000;
 const COOKIE_MEMORY_MAX = 10_000;
-const decodedCookies = new Map<string, { token: string; until: number }>();
+const decodedCookies = new BoundedMemory<string>(COOKIE_MEMORY_MS, COOKIE_MEMORY_MAX);
 let cookieDecodes = 0;
 
 /** For tests: how many cookies were really decoded (not answered from memory). */
@@ -32,28 +33,18 @@ export const cookieDecodeCount = () => cookieDecodes;
 
 export async function tokenFromCookie(cookieValue: string | undefined): Promise<string | undefined> {
   if (!cookieValue) return undefined;
-  const now = Date.now();
   const known = decodedCookies.get(cookieValue);
-  if (known && known.until > now) return known.token;
-  if (known) decodedCookies.delete(cookieValue);
+  if (known !== null) return known;
   cookieDecodes++;
   try {
     const jwt = await decode({ token: cookieValue, secret: authSecret });
     if (typeof jwt?.sessionToken !== 'string') return undefined;
-    const until = Math.min(now + COOKIE_MEMORY_MS, typeof jwt.exp === 'number' ? jwt.exp * 1000 : now);
-    if (until > now) remember(cookieValue, jwt.sessionToken, until, now);
+    // A JWT without an expiry is never remembered (notAfter 0 is already past).
+    decodedCookies.set(cookieValue, jwt.sessionToken, typeof jwt.exp === 'number' ? jwt.exp * 1000 : 0);
     return jwt.sessionToken;
   } catch {
     return undefined; // forged, tampered or signed with an old secret
   }
-}
-
-function remember(cookie: string, token: string, until: number, now: number): void {
-  if (decodedCookies.size >= COOKIE_MEMORY_MAX) {
-    for (const [k, v] of decodedCookies) if (v.until <= now) decodedCookies.delete(k);
-    if (decodedCookies.size >= COOKIE_MEMORY_MAX) decodedCookies.clear();
-  }
-  decodedCookies.set(cookie, { token, until });
 }
 
 export async function resolveCaller(headers: Headers): Promise<Caller | null> {

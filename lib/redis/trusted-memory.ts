@@ -3,29 +3,27 @@
  * key → value for a bounded time, at most `maxEntries` keys (on a full memory expired entries go
  * first, then everything). It answers nothing while it is not trusted — its subscriber is down, so
  * invalidations may be lost — and an answer fetched before an invalidation arrived is not stored:
- * take `mark()` before asking Redis and hand it to `set()` (an epoch check).
+ * take `mark()` before asking Redis and hand it to `set()` (an epoch check). The bounds are
+ * lib/bounded-memory.ts's.
  */
+import { BoundedMemory } from '@/lib/bounded-memory';
+
 export class TrustedMemory<V> {
-  private readonly entries = new Map<string, { value: V; until: number }>();
+  private readonly entries: BoundedMemory<V>;
   private epoch = 0;
   private trusted = false;
 
   constructor(
     readonly boundMs: number,
     readonly maxEntries: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.entries = new BoundedMemory<V>(boundMs, maxEntries, now);
+  }
 
   /** The live value of `key`, or null (unknown, expired, or the memory is not trusted now). */
   get(key: string): V | null {
-    if (!this.trusted) return null;
-    const e = this.entries.get(key);
-    if (!e) return null;
-    if (e.until <= this.now()) {
-      this.entries.delete(key);
-      return null;
-    }
-    return e.value;
+    return this.trusted ? this.entries.get(key) : null;
   }
 
   mark(): number {
@@ -34,22 +32,15 @@ export class TrustedMemory<V> {
 
   /** Stores `value` until the bound (or `notAfter`, if sooner), unless an invalidation arrived since `mark`. */
   set(key: string, value: V, mark: number, notAfter = Infinity): void {
-    if (!this.trusted || this.boundMs <= 0 || mark !== this.epoch) return;
-    const now = this.now();
-    const until = Math.min(now + this.boundMs, notAfter);
-    if (!(until > now)) return;
-    if (this.entries.size >= this.maxEntries && !this.entries.has(key)) {
-      for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-    }
-    this.entries.set(key, { value, until });
+    if (!this.trusted || mark !== this.epoch) return;
+    this.entries.set(key, value, notAfter);
   }
 
   /** An invalidation: forgets `key`, or every key whose value matches `which` when given a predicate. */
   forget(which: string | ((value: V) => boolean)): void {
     this.epoch++;
     if (typeof which === 'string') this.entries.delete(which);
-    else for (const [k, e] of this.entries) if (which(e.value)) this.entries.delete(k);
+    else this.entries.deleteWhere(which);
   }
 
   forgetAll(): void {
