@@ -70,6 +70,11 @@ export function treeCpuSeconds(pid: number): number {
   return ticks / CLOCK_TICKS;
 }
 
+/** CPU seconds of several servers' process trees together; NaN for none. */
+export function serversCpuSeconds(pids: number[] = []): number {
+  return pids.length ? pids.reduce((sum, pid) => sum + treeCpuSeconds(pid), 0) : NaN;
+}
+
 /** USER_HZ: 100 on every Linux the bench runs on (getconf CLK_TCK). */
 const CLOCK_TICKS = 100;
 
@@ -79,8 +84,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   writeFileSync(file, o.tokens.join('\n') + '\n');
   const args = ['-t', String(threads), '-c', String(Math.max(o.connections, threads)), '-d', `${o.durationS}s`, '--timeout', '10s', '-s', LUA, o.url];
   const before = cpuTotals();
-  const serverCpu = () => (o.serverPids?.length ? o.serverPids.reduce((sum, pid) => sum + treeCpuSeconds(pid), 0) : NaN);
-  const serverBefore = serverCpu();
+  const serverBefore = serversCpuSeconds(o.serverPids);
   const out = await new Promise<string>((resolve, reject) => {
     // `times` prints the CPU time of bash's children (wrk) after it exits; SIGINT to bash is
     // passed on to wrk, which then stops and prints its results.
@@ -102,7 +106,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}:\n${text}`))));
   });
   const after = cpuTotals();
-  const serverCpuS = serverCpu() - serverBefore;
+  const serverCpuS = serversCpuSeconds(o.serverPids) - serverBefore;
   const json = /WRK_JSON (\{.*\})/.exec(out);
   if (!json) throw new Error(`no result from wrk:\n${out}`);
   const r = JSON.parse(json[1]!) as { requests: number; duration_us: number; p50_us: number; p99_us: number; max_us: number; errors: number; statuses: Record<string, number> };

@@ -23,7 +23,7 @@ import { createTestUsers, createTestVoucher, waitFor } from '@/lib/seckill/testi
 import { prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { BenchArgs, Scenario } from '../types';
 import type { Harness } from '../harness';
-import { runWrk, treeCpuSeconds, type WrkResult } from '../wrk';
+import { runWrk, serversCpuSeconds, type WrkResult } from '../wrk';
 
 const defaults: Record<string, { users: number; stock: (users: number) => number; once: boolean }> = {
   accept: { users: 40_000, stock: (u) => u, once: true },
@@ -39,10 +39,9 @@ const fmt = (r: WrkResult) =>
 async function storm(h: Harness, a: BenchArgs, url: string, tokens: string[], once: boolean, serverPids: number[] = []): Promise<WrkResult> {
   if (a.rate) {
     const path = new URL(url).pathname;
-    const cpu = () => (serverPids.length ? serverPids.reduce((sum, pid) => sum + treeCpuSeconds(pid), 0) : NaN);
-    const cpuBefore = cpu();
+    const cpuBefore = serversCpuSeconds(serverPids);
     const s = await h.storm({ label: 'open loop', url: new URL(url).origin, path, method: 'POST', tokens, connections: a.connections, durationS: a.duration, rate: a.rate });
-    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, serverCpuUsPerRequest: ((cpu() - cpuBefore) * 1e6) / s.requests };
+    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, serverCpuUsPerRequest: ((serversCpuSeconds(serverPids) - cpuBefore) * 1e6) / s.requests };
   }
   return runWrk({ url, tokens, connections: a.connections, durationS: once ? Math.max(a.duration, 60) : a.duration, once, serverPids });
 }
@@ -62,7 +61,8 @@ export const scenario: Scenario = {
     line(`creating ${users} users with sessions`);
     const tokens = (await createTestUsers(db, redis, users)).map((u) => u.token);
     line(`${users} users`, true);
-    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es)${a.extra.shape === 'b' ? ' (shape b: hot-only behind nginx)' : ''}, ${a.workers} worker(s)`];
+    const shapeB = a.extra.shape === 'b';
+    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es)${shapeB ? ' (shape b: hot-only behind nginx)' : ''}, ${a.workers} worker(s)`];
 
     const ceiling = await h.startCeiling(processes);
     // Open loop (--rate): the ceiling is driven by the same generator at the same rate, so its
@@ -76,7 +76,6 @@ export const scenario: Scenario = {
     const profile = a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : [];
     // Shape (b): a hot-only web server (Next not loaded) behind an nginx front with as many workers;
     // the front's CPU counts as the server's. Default (a): one server, hot routes + Next.
-    const shapeB = a.extra.shape === 'b';
     const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : {}) }, profile);
     const webPort = Number(new URL(web.url).port);
     const front = shapeB ? await h.startFront(webPort, webPort, processes) : null;
