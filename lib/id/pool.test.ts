@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { closeRedis, createRedis, redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { dayKey, idTime } from '@/lib/id';
@@ -35,5 +35,27 @@ describe('order id pool (leased blocks of the daily sequence)', () => {
     expect(again.map((t) => seqOf(t.id))).not.toContain(seqOf(first.id));
     // 21 ids handed out from one block of 16 plus at most one more lease: the counter moved by blocks, not by takes.
     expect((await counter()) - before).toBeLessThanOrEqual(16);
+  });
+
+  it('a block older than 10 s is not used, nor an id given back from it: the next take leases afresh', async () => {
+    const pool = new OrderIdPool(redis, 16);
+    const given = await pool.take();
+    const kept = await pool.take(); // the same block still has 14 ids
+    expect(seqOf(kept.id)).toBe(seqOf(given.id) + 1);
+    given.giveBack();
+    const realNow = performance.now.bind(performance);
+    const later = vi.spyOn(performance, 'now').mockImplementation(() => realNow() + 10_001);
+    try {
+      const before = await counter();
+      const fresh = await pool.take();
+      expect(seqOf(fresh.id)).not.toBe(seqOf(given.id)); // the given-back id went with its stale block
+      expect(seqOf(fresh.id)).toBeGreaterThan(seqOf(kept.id) + 14); // from a new lease, past the old block
+      expect((await counter()) - before).toBeGreaterThanOrEqual(16);
+      // While the new block is young, takes go on from it without another lease.
+      const next = await pool.take();
+      expect(seqOf(next.id)).toBe(seqOf(fresh.id) + 1);
+    } finally {
+      later.mockRestore();
+    }
   });
 });
