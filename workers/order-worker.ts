@@ -11,10 +11,18 @@ import { startOrderWorker } from '@/lib/order/worker';
 import { startTimeoutWorker } from '@/lib/order/timeout';
 import { startFeedConsumer } from '@/lib/feed/consumer';
 
-const worker = await startOrderWorker();
-const timeouts = await startTimeoutWorker();
-const feedConsumer = await startFeedConsumer(); // 点评 feed fan-out, same process and shutdown
-log.info('order worker started');
+// The signal handlers go in first: a SIGTERM while the parts start (a deploy, a test that stops a
+// worker as soon as its metrics answer) must still stop them cleanly, not kill the process.
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+log.info('order worker starting');
+
+const starting = (async () => {
+  const worker = await startOrderWorker();
+  const timeouts = await startTimeoutWorker();
+  const feedConsumer = await startFeedConsumer(); // 点评 feed fan-out, same process and shutdown
+  return [worker, timeouts, feedConsumer];
+})();
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -27,7 +35,8 @@ async function shutdown(signal: string): Promise<void> {
   }, 10_000);
   hardExit.unref();
   try {
-    await Promise.all([worker.stop(), timeouts.stop(), feedConsumer.stop()]);
+    const parts = await starting; // a signal during startup stops what started, once it has
+    await Promise.all(parts.map((p) => p.stop()));
     await Promise.all([closeDb(), closeRedis(), closeMq()]);
     log.info('order worker stopped cleanly');
     process.exit(0);
@@ -36,5 +45,6 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1);
   }
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+
+await starting;
+log.info('order worker started');

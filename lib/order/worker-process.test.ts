@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 /** `tsx workers/order-worker.ts` in one process (no npx wrapper), so signals reach the worker itself. */
-function spawnWorker(extra: Record<string, string> = {}): ChildProcess {
+function spawnWorker(extra: Record<string, string> = {}, stdout: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'workers/order-worker.ts'], {
     env: {
       ...process.env,
@@ -39,7 +39,7 @@ function spawnWorker(extra: Record<string, string> = {}): ChildProcess {
       LOG_LEVEL: 'warn',
       ...extra,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', stdout, 'inherit'],
   });
   children.add(child);
   child.on('exit', () => children.delete(child));
@@ -98,6 +98,17 @@ describe('order worker process', () => {
     await expectExactlyOnce(voucherId, orderIds);
     second.kill('SIGTERM');
     expect((await exited(second)).code).toBe(0);
+  });
+
+  it('SIGTERM while it is still starting: it finishes starting, then stops cleanly (exit 0)', async () => {
+    const child = spawnWorker({ LOG_LEVEL: 'info' }, 'pipe');
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    // The first line comes once the signal handlers are in, before the broker, MySQL and Redis.
+    await waitFor('the worker to begin starting', async () => out.includes('order worker starting'), 15_000, 2);
+    child.kill('SIGTERM');
+    expect(await exited(child)).toEqual({ code: 0, signal: null });
+    expect(out).toContain('order worker stopped cleanly');
   });
 
   it('SIGTERM mid-drain: stops within 10 s, acks what it wrote, the next worker finishes', async () => {
