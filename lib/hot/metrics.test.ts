@@ -1,0 +1,41 @@
+/**
+ * The hot routes' metrics (counted in plain numbers, read by prom-client through get()): the
+ * Prometheus text one process exposes, and the cluster sum the primary serves.
+ */
+import { describe, expect, it } from 'vitest';
+import { AggregatorRegistry, register } from 'prom-client';
+import { observeHotRoute } from '@/lib/hot/metrics';
+
+const text = () => register.getSingleMetricAsString('hmdp_hot_request_seconds');
+const line = (t: string, prefix: string) => t.split('\n').find((l) => l.startsWith(prefix))?.split(' ').pop();
+
+describe('hot route metrics', () => {
+  it('counts by route and outcome, with cumulative latency buckets, a sum and a count', async () => {
+    const route = `t${Date.now()}`; // a route name of its own: other tests observe on the same registry
+    for (const s of [0.0005, 0.001, 0.003, 0.003, 2]) observeHotRoute(route, 410, s, 'SOLD_OUT');
+    observeHotRoute(route, 503, 0.0001, 'SHED');
+    const t = await text();
+    const series = `hmdp_hot_request_seconds_bucket{route="${route}",outcome="sold_out"`;
+    expect(line(t, `${series},le="0.001"}`)).toBe('2'); // ≤ 1 ms, the bound included
+    expect(line(t, `${series},le="0.0025"}`)).toBe('2');
+    expect(line(t, `${series},le="0.005"}`)).toBe('4');
+    expect(line(t, `${series},le="1"}`)).toBe('4');
+    expect(line(t, `${series},le="+Inf"}`)).toBe('5');
+    expect(Number(line(t, `hmdp_hot_request_seconds_sum{route="${route}",outcome="sold_out"}`))).toBeCloseTo(2.0075, 6);
+    expect(line(t, `hmdp_hot_request_seconds_count{route="${route}",outcome="sold_out"}`)).toBe('5');
+    const counts = await register.getSingleMetricAsString('hmdp_hot_requests_total');
+    expect(line(counts, `hmdp_hot_requests_total{route="${route}",outcome="sold_out"}`)).toBe('5');
+    expect(line(counts, `hmdp_hot_requests_total{route="${route}",outcome="shed"}`)).toBe('1');
+  });
+
+  it('the cluster primary sums two processes series by series', async () => {
+    const route = `c${Date.now()}`;
+    observeHotRoute(route, 200, 0.002, undefined);
+    const one = await register.getMetricsAsJSON();
+    const sum = AggregatorRegistry.aggregate([one, JSON.parse(JSON.stringify(one))]); // as if from two processes, over IPC
+    const t = await sum.metrics();
+    expect(line(t, `hmdp_hot_requests_total{route="${route}",outcome="ok"}`)).toBe('2');
+    expect(line(t, `hmdp_hot_request_seconds_bucket{route="${route}",outcome="ok",le="0.0025"}`)).toBe('2');
+    expect(line(t, `hmdp_hot_request_seconds_count{route="${route}",outcome="ok"}`)).toBe('2');
+  });
+});
