@@ -8,6 +8,7 @@ import { BoundedMemory } from '@/lib/bounded-memory';
 import { redis } from '@/lib/redis/client';
 import { authSecret, readCookie, SESSION_COOKIE } from '@/lib/auth/cookie';
 import { checkSession, type SessionUser } from '@/lib/auth/session';
+import { andThen, type MaybePromise } from '@/lib/maybe-promise';
 
 export interface Caller {
   user: SessionUser;
@@ -31,10 +32,15 @@ let cookieDecodes = 0;
 /** For tests: how many cookies were really decoded (not answered from memory). */
 export const cookieDecodeCount = () => cookieDecodes;
 
-export async function tokenFromCookie(cookieValue: string | undefined): Promise<string | undefined> {
+/** The session token inside a next-auth cookie: from memory without a promise, else decoded. */
+export function tokenFromCookie(cookieValue: string | undefined): MaybePromise<string | undefined> {
   if (!cookieValue) return undefined;
   const known = decodedCookies.get(cookieValue);
   if (known !== null) return known;
+  return decodeCookie(cookieValue);
+}
+
+async function decodeCookie(cookieValue: string): Promise<string | undefined> {
   cookieDecodes++;
   try {
     const jwt = await decode({ token: cookieValue, secret: authSecret });
@@ -47,16 +53,18 @@ export async function tokenFromCookie(cookieValue: string | undefined): Promise<
   }
 }
 
-export async function resolveCaller(headers: Headers): Promise<Caller | null> {
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/** The caller, without a promise when the cookie and the session are both in this process's memory. */
+export function resolveCaller(headers: Headers): MaybePromise<Caller | null> {
   const auth = headers.get('authorization');
   if (auth) {
-    const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    if (!m) return null;
-    const user = await checkSession(redis, m[1]!);
-    return user ? { user, token: m[1]!, via: 'bearer' } : null;
+    const token = BEARER.exec(auth)?.[1];
+    return token ? callerOf(token, 'bearer') : null;
   }
-  const token = await tokenFromCookie(readCookie(headers.get('cookie'), SESSION_COOKIE));
-  if (!token) return null;
-  const user = await checkSession(redis, token);
-  return user ? { user, token, via: 'cookie' } : null;
+  return andThen(tokenFromCookie(readCookie(headers.get('cookie'), SESSION_COOKIE)), (token) => (token ? callerOf(token, 'cookie') : null));
+}
+
+function callerOf(token: string, via: Caller['via']): MaybePromise<Caller | null> {
+  return andThen(checkSession(redis, token), (user) => (user ? { user, token, via } : null));
 }

@@ -65,7 +65,7 @@ async function refusedWithin(token: string, ms: number): Promise<number> {
 describe('session cache', () => {
   it('a session read once is answered without Redis until its bound, then read (and slid) again', async () => {
     const [u] = await createTestUsers(db, redis, 1);
-    expect(await sessionCommands(u!.token, () => resolveCaller(bearer(u!.token)))).toBe(1);
+    expect(await sessionCommands(u!.token, async () => resolveCaller(bearer(u!.token)))).toBe(1);
     let callers: unknown[] = [];
     expect(
       await sessionCommands(u!.token, async () => {
@@ -74,7 +74,7 @@ describe('session cache', () => {
     ).toBe(0);
     for (const c of callers) expect(c).toMatchObject({ user: { id: u!.userId, role: 'user' }, via: 'bearer' });
     await new Promise((r) => setTimeout(r, env.SESSION_CACHE_MS + 20));
-    expect(await sessionCommands(u!.token, () => resolveCaller(bearer(u!.token)))).toBe(1);
+    expect(await sessionCommands(u!.token, async () => resolveCaller(bearer(u!.token)))).toBe(1);
   });
 
   it('logout by another client: refused within the pub/sub latency', async () => {
@@ -127,7 +127,7 @@ describe('session cache', () => {
     expect(await resolveCaller(bearer(u!.token))).not.toBeNull();
     (handle.subscription.subscriber as Redis).stream.destroy();
     await waitFor('distrust', async () => !handle.cache.isTrusted, 1000, 2);
-    expect(await sessionCommands(u!.token, () => resolveCaller(bearer(u!.token)))).toBe(1);
+    expect(await sessionCommands(u!.token, async () => resolveCaller(bearer(u!.token)))).toBe(1);
     await waitFor('resubscribed', async () => handle.cache.isTrusted, 5000, 10);
     await revokeSession(other, u!.token);
     expect(await refusedWithin(u!.token, 200)).toBeLessThan(200);

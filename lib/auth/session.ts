@@ -10,6 +10,7 @@ import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import type { Role } from '@/lib/db/schema';
 import { notifySessionsChanged, sessionCacheOf } from '@/lib/auth/session-cache';
+import type { MaybePromise } from '@/lib/maybe-promise';
 
 export interface SessionUser {
   id: string;
@@ -52,17 +53,18 @@ export async function pruneSessionIndex(redis: RedisClient, userId: string): Pro
 
 /**
  * The per-request session check: from this process's session cache when it holds the token (no
- * Redis; lib/auth/session-cache.ts), else touchSession, whose answer is cached.
+ * Redis, no promise; lib/auth/session-cache.ts), else touchSession, whose answer is cached.
  */
-export async function checkSession(redis: RedisClient, token: string): Promise<SessionUser | null> {
+export function checkSession(redis: RedisClient, token: string): MaybePromise<SessionUser | null> {
   if (!isWellFormedToken(token)) return null;
   const cache = sessionCacheOf(redis);
   const hit = cache?.get(token);
   if (hit) return hit;
   const mark = cache?.mark() ?? 0;
-  const user = await touchSession(redis, token);
-  if (user && cache) cache.set(token, user, mark);
-  return user;
+  return touchSession(redis, token).then((user) => {
+    if (user && cache) cache.set(token, user, mark);
+    return user;
+  });
 }
 
 /** Reads a session and slides its TTL in one round trip; null when missing, expired or revoked. */

@@ -66,7 +66,10 @@ export function toHotRequest(req: IncomingMessage, body: Buffer | null): Request
       const v: unknown = Reflect.get(full, prop, full);
       return typeof v === 'function' ? v.bind(full) : v;
     },
-    has: (_, prop) => prop in (full ??= toWebRequest(req, body)),
+    // Methods, not arrow properties: under tsx's keepNames an arrow would get a defineProperty per request.
+    has(_, prop) {
+      return prop in (full ??= toWebRequest(req, body));
+    },
   });
 }
 
@@ -171,4 +174,30 @@ export async function writeResponse(res: ServerResponse, response: Response): Pr
     if (!res.write(value)) await new Promise((r) => res.once('drain', r));
   }
   res.end();
+}
+
+/**
+ * The replies of one event-loop turn, written together after the turn's I/O (setImmediate runs
+ * right after the poll phase that read their requests, so no reply waits for another turn).
+ * Writing a reply wakes whatever reads the socket; written back to back, one wake-up serves many,
+ * and the kernel's cost per reply falls (measured in the README: 24 against 11 µs per reply for
+ * a server doing 20 µs of work per request; the bare ceiling also gains 7 %).
+ */
+let batch: [ServerResponse, Reply][] = [];
+
+export function queueReply(res: ServerResponse, reply: Reply): void {
+  if (batch.push([res, reply]) === 1) setImmediate(flushReplies);
+}
+
+function flushReplies(): void {
+  const due = batch;
+  batch = [];
+  for (const [res, reply] of due) {
+    if (res.destroyed || res.headersSent) continue; // the client left, or an error answer went first
+    try {
+      writeReply(res, reply);
+    } catch {
+      res.destroy(); // one unwritable reply must not strand the rest of the batch
+    }
+  }
 }

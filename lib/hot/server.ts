@@ -13,7 +13,8 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { errorReply } from '@/lib/http/respond';
 import type { RouteHandler } from '@/lib/http/route';
-import { readBody, toHotRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
+import type { Reply } from '@/lib/http/respond';
+import { queueReply, readBody, toHotRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
 import { log } from '@/lib/log';
 
 export interface HotRoute {
@@ -85,36 +86,47 @@ export function createHotServer(o: HotServerOptions): http.Server {
   const routes = compileRoutes(o.routes);
   let inFlight = 0;
 
-  async function serveHot(req: IncomingMessage, res: ServerResponse, route: CompiledRoute, params: Record<string, string>) {
+  /**
+   * Answers one hot request. Synchronous when the route core answers without a promise (a
+   * remembered refusal for a cached session: no Redis, no microtask); otherwise the promise it
+   * returns settles once the answer is queued. Never rejects: every failure is answered here.
+   * (No named closures per request: see lib/http/route.ts.)
+   */
+  function serveHot(req: IncomingMessage, res: ServerResponse, route: CompiledRoute, params: Record<string, string>): Promise<void> | undefined {
     const started = performance.now();
-    let status = 500;
-    let code: string | undefined;
     if (inFlight >= o.maxInFlight) {
-      writeReply(res, SHED_REPLY);
+      queueReply(res, SHED_REPLY);
       o.observe?.(route.name, 503, (performance.now() - started) / 1000, 'SHED');
       return;
     }
     inFlight++;
     try {
       const pending = readBody(req);
-      const out = await route.handler.core(toHotRequest(req, pending && (await pending)), params);
-      status = out.status;
-      if (out instanceof Response) await writeResponse(res, out);
-      else {
-        code = (out.body as { error?: { code?: string } }).error?.code;
-        writeReply(res, out);
-      }
+      const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params)) : route.handler.core(toHotRequest(req, null), params);
+      if (!(out instanceof Promise)) return answer(res, route, out, started);
+      return out.then((v) => answer(res, route, v, started)).catch((err: unknown) => failed(req, res, route, err, started));
     } catch (err) {
-      // The core maps handler errors itself; this is the adapter failing (client gone, bad headers).
-      const reply = errorReply(err, { method: req.method, path: req.url });
-      status = reply.status;
-      code = 'ADAPTER';
-      if (!res.headersSent) writeReply(res, reply);
-      else res.destroy();
-    } finally {
-      inFlight--;
-      o.observe?.(route.name, status, (performance.now() - started) / 1000, code);
+      failed(req, res, route, err, started);
     }
+  }
+
+  function answer(res: ServerResponse, route: CompiledRoute, out: Reply | Response, started: number): Promise<void> | undefined {
+    if (out instanceof Response) return writeResponse(res, out).then(() => done(route, out.status, undefined, started));
+    queueReply(res, out);
+    done(route, out.status, (out.body as { error?: { code?: string } }).error?.code, started);
+  }
+
+  /** The core maps handler errors itself; this is the adapter failing (client gone, bad headers). */
+  function failed(req: IncomingMessage, res: ServerResponse, route: CompiledRoute, err: unknown, started: number): void {
+    const reply = errorReply(err, { method: req.method, path: req.url });
+    if (!res.headersSent) writeReply(res, reply);
+    else res.destroy();
+    done(route, reply.status, 'ADAPTER', started);
+  }
+
+  function done(route: CompiledRoute, status: number, code: string | undefined, started: number): void {
+    inFlight--;
+    o.observe?.(route.name, status, (performance.now() - started) / 1000, code);
   }
 
   return http.createServer((req, res) => {
@@ -122,6 +134,7 @@ export function createHotServer(o: HotServerOptions): http.Server {
     req.headers[PEER_HEADER] = req.socket.remoteAddress ?? '';
     const hot = matchRoute(routes, req.method, req.url ?? '/');
     const work = hot ? serveHot(req, res, hot.route, hot.params) : o.fallback(req, res);
+    if (work === undefined) return; // answered synchronously (serveHot never throws)
     Promise.resolve(work).catch((err: unknown) => {
       log.error({ err, path: req.url }, 'web server: request failed outside any handler');
       if (!res.headersSent) writeReply(res, errorReply(err));

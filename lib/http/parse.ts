@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '@/lib/errors';
+import type { MaybePromise } from '@/lib/maybe-promise';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -112,6 +113,9 @@ const emptyBody = z.object({}).strict().optional();
  * empty JSON object. Anything else is refused before the action runs, so a garbled request never
  * does something by accident.
  */
-export async function expectNoBody(req: Request): Promise<void> {
-  await parseOptionalJson(req, emptyBody);
+export function expectNoBody(req: Request): MaybePromise<void> {
+  const declared = req.headers.get('content-length');
+  // No body at all (the usual case): nothing to read, no promise.
+  if (req.body === null && (declared === null || declared === '0')) return;
+  return parseOptionalJson(req, emptyBody).then(() => undefined);
 }

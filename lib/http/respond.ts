@@ -29,7 +29,6 @@ export function errorResponse(err: unknown, context: LogContext = {}): Response 
 
 /** `logContext` goes into the log line of a 5xx; pass a function when building it costs something. */
 export function errorReply(err: unknown, logContext: LogContext = {}): Reply {
-  const context = () => (typeof logContext === 'function' ? logContext() : logContext);
   if (err instanceof ZodError) {
     const fields: Record<string, string> = {};
     for (const issue of err.issues) {
@@ -45,15 +44,19 @@ export function errorReply(err: unknown, logContext: LogContext = {}): Reply {
     if (err.retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(err.retryAfter)));
     const body: { code: string; message: string; fields?: Record<string, string> } = { code: err.code, message: err.message };
     if (err.fields) body.fields = err.fields;
-    if (err.status >= 500) log.error({ ...context(), code: err.code, err: err.message }, 'request failed');
+    if (err.status >= 500) log.error({ ...contextOf(logContext), code: err.code, err: err.message }, 'request failed');
     return { status: err.status, body: { error: body }, headers };
   }
   if (isDependencyDown(err)) {
-    log.error({ ...context(), err: (err as Error).message }, 'dependency unavailable');
+    log.error({ ...contextOf(logContext), err: (err as Error).message }, 'dependency unavailable');
     return { status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE', message: '服务繁忙，请稍后再试' } }, headers: { 'Retry-After': '2' } };
   }
-  log.error({ ...context(), err }, 'unhandled error');
+  log.error({ ...contextOf(logContext), err }, 'unhandled error');
   return { status: 500, body: { error: { code: 'INTERNAL', message: '服务器开小差了，请稍后再试' } } };
+}
+
+function contextOf(logContext: LogContext): Record<string, unknown> {
+  return typeof logContext === 'function' ? logContext() : logContext;
 }
 
 const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR']);

@@ -116,7 +116,33 @@ export async function notifySeckillChanged(client: RedisClient, voucherId: strin
 }
 
 const fromMemoryName = 'hmdp_hot_refusals_from_memory_total';
+/**
+ * The counts behind the counter, in plain numbers: prom-client's inc() validates and hashes its
+ * labels on every call, on the hottest path there is. One object per process (this module may be
+ * loaded twice in a web process: by the hot server and by Next's bundle), copied into the counter
+ * whenever it is read.
+ */
+const fromMemoryCounts: Record<RememberedCode, number> = ((globalThis as { __hmdpRefusalsFromMemory?: Record<RememberedCode, number> }).__hmdpRefusalsFromMemory ??= {
+  SOLD_OUT: 0,
+  NOT_STARTED: 0,
+  ENDED: 0,
+});
+
+/** One grab refusal answered from the memory. */
+export function countRefusalFromMemory(code: RememberedCode): void {
+  fromMemoryCounts[code]++;
+}
+
 /** Grab refusals answered from this memory, without Redis (summed over the web processes with the other hot metrics). */
 export const refusalsFromMemory: Counter<'outcome'> =
   (register.getSingleMetric(fromMemoryName) as Counter<'outcome'> | undefined) ??
-  new Counter({ name: fromMemoryName, help: 'Grab refusals answered from the per-process refusal memory (no Redis), by outcome', labelNames: ['outcome'] as const, registers: [register] });
+  new Counter({
+    name: fromMemoryName,
+    help: 'Grab refusals answered from the per-process refusal memory (no Redis), by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const [code, n] of Object.entries(fromMemoryCounts)) if (n > 0) this.inc({ outcome: code.toLowerCase() }, n);
+    },
+  });
