@@ -18,9 +18,18 @@ function hasBody(req: IncomingMessage): boolean {
  * The body (null, without a promise, when none is declared), read up to one byte past the parser's
  * cap: a bigger body still reaches the handler as "too large" (the same 413 as through Next)
  * without this process buffering all of it; node discards the unread rest once the answer is sent.
+ *
+ * A request that declares no body is marked as read (node's own `_consuming`, the flag `req.read()`
+ * sets): once the response finishes, node "dumps" every request stream nobody read (resume, end,
+ * destroy, close), which for an empty stream is six `process.nextTick`s and their callbacks per
+ * request and nothing else; the request object is simply dropped instead (README: The hot server).
+ * If a node version stops reading the flag, it dumps as before.
  */
 export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
-  if (!hasBody(req)) return null;
+  if (!hasBody(req)) {
+    (req as IncomingMessage & { _consuming: boolean })._consuming = true;
+    return null;
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

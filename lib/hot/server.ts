@@ -15,6 +15,7 @@ import { errorReply } from '@/lib/http/respond';
 import type { RouteHandler } from '@/lib/http/route';
 import type { Reply } from '@/lib/http/respond';
 import { queueReply, readBody, toHotRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
+import { closeIdleSockets } from '@/lib/hot/idle-sockets';
 import { log } from '@/lib/log';
 
 export interface HotRoute {
@@ -40,6 +41,8 @@ export interface HotServerOptions {
   fallback: Fallback;
   maxInFlight: number;
   observe?: Observe;
+  /** An idle keep-alive connection is closed after this long (lib/hot/idle-sockets.ts); default 65 s, longer than the usual balancer's 60 s. */
+  keepAliveMs?: number;
 }
 
 export function compileRoutes(routes: HotRoute[]): CompiledRoute[] {
@@ -129,7 +132,7 @@ export function createHotServer(o: HotServerOptions): http.Server {
     o.observe?.(route.name, status, (performance.now() - started) / 1000, code);
   }
 
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     delete req.headers[PEER_HEADER];
     req.headers[PEER_HEADER] = req.socket.remoteAddress ?? '';
     const hot = matchRoute(routes, req.method, req.url ?? '/');
@@ -141,4 +144,6 @@ export function createHotServer(o: HotServerOptions): http.Server {
       else res.destroy();
     });
   });
+  closeIdleSockets(server, o.keepAliveMs ?? 65_000);
+  return server;
 }

@@ -1,0 +1,146 @@
+/**
+ * The hot server's connections over raw TCP: keep-alive without node's per-request timer
+ * (lib/hot/idle-sockets.ts) and body-less hot requests that node does not dump
+ * (readBody in lib/hot/node-adapter.ts). Real sockets, real time.
+ */
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createHotServer } from '@/lib/hot/server';
+import { writeReply } from '@/lib/hot/node-adapter';
+import { route } from '@/lib/http/route';
+import { closeRedis } from '@/lib/redis/client';
+
+const servers: http.Server[] = [];
+afterAll(async () => {
+  for (const s of servers) s.close();
+  await closeRedis();
+});
+
+const echo = route({ auth: 'none' }, async ({ req }) => ({ method: req.method, body: req.method === 'POST' ? await req.text() : null }));
+
+async function start(keepAliveMs: number, slowMs = 0): Promise<number> {
+  const server = createHotServer({
+    routes: [
+      { name: 'echo', method: 'POST', path: '/api/echo', handler: echo },
+      { name: 'echo-get', method: 'GET', path: '/api/echo', handler: echo },
+    ],
+    maxInFlight: 100,
+    keepAliveMs,
+    fallback: (_req, res) => {
+      setTimeout(() => writeReply(res, { status: 200, body: { data: 'slow' } }), slowMs);
+    },
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  expect(server.keepAliveTimeout).toBe(0); // node's own per-request timer is off
+  return (server.address() as AddressInfo).port;
+}
+
+/** One raw keep-alive connection: send bytes, read whole responses (they carry content-length). */
+function connect(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  let buf = '';
+  const waiters: (() => void)[] = [];
+  let closedAt: number | null = null;
+  socket.on('data', (c: Buffer) => {
+    buf += c.toString();
+    waiters.splice(0).forEach((w) => w());
+  });
+  socket.on('close', () => {
+    closedAt = Date.now();
+    waiters.splice(0).forEach((w) => w());
+  });
+  const response = async (): Promise<{ status: number; body: string }> => {
+    for (;;) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        const head = buf.slice(0, end);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (buf.length >= end + 4 + length) {
+          const body = buf.slice(end + 4, end + 4 + length);
+          buf = buf.slice(end + 4 + length);
+          return { status: Number(head.split(' ')[1]), body };
+        }
+      }
+      if (closedAt !== null) throw new Error('connection closed before a whole response');
+      await new Promise<void>((r) => waiters.push(r));
+    }
+  };
+  return {
+    socket,
+    send: (raw: string) => socket.write(raw),
+    response,
+    closed: () => (closedAt === null ? new Promise<number>((r) => socket.once('close', () => r(Date.now()))) : Promise.resolve(closedAt)),
+    get isClosed() {
+      return closedAt !== null;
+    },
+  };
+}
+
+const req = (method: string, body?: string) =>
+  `${method} /api/echo HTTP/1.1\r\nhost: t\r\n${body === undefined ? (method === 'POST' ? 'content-length: 0\r\n' : '') : `content-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`}\r\n${body ?? ''}`;
+
+describe('hot server connections', () => {
+  it('body-less and bodied hot requests, pipelined and one by one, all answered in order on one connection', async () => {
+    const c = connect(await start(5000));
+    // 200 requests back to back, mixing no body, an empty POST and a body, without waiting.
+    const sent: { method: string; body: string | null }[] = [];
+    let raw = '';
+    for (let i = 0; i < 200; i++) {
+      const [method, body] = [['GET', undefined], ['POST', undefined], ['POST', `b${i}`]][i % 3]!;
+      raw += req(method!, body);
+      sent.push({ method: method!, body: method === 'GET' ? null : (body ?? '') });
+    }
+    c.send(raw);
+    for (const s of sent) {
+      const r = await c.response();
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toEqual({ data: s });
+    }
+    // And one by one.
+    for (let i = 0; i < 20; i++) {
+      c.send(req(i % 2 ? 'GET' : 'POST'));
+      expect((await c.response()).status).toBe(200);
+    }
+    expect(c.isClosed).toBe(false);
+    c.socket.destroy();
+  });
+
+  it('an idle keep-alive connection is closed between the idle time and two sweeps later; a busy one is not', async () => {
+    const port = await start(1200);
+    const idle = connect(port);
+    const busy = connect(port);
+    const silent = connect(port); // connects and never sends a request
+    await new Promise<void>((r) => silent.socket.once('connect', () => r()));
+    const silentFrom = Date.now();
+    idle.send(req('GET'));
+    expect((await idle.response()).status).toBe(200);
+    const idleFrom = Date.now();
+    // The busy one sends a request every 300 ms for 3 s: never idle for 1.2 s.
+    const until = Date.now() + 3000;
+    while (Date.now() < until) {
+      busy.send(req('POST'));
+      expect((await busy.response()).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(busy.isClosed).toBe(false);
+    const idleFor = (await idle.closed()) - idleFrom;
+    const silentFor = (await silent.closed()) - silentFrom;
+    expect(idleFor).toBeGreaterThanOrEqual(1200 - 20); // timers may fire a hair early
+    expect(idleFor).toBeLessThan(1200 + 2000 + 300);
+    expect(silentFor).toBeGreaterThanOrEqual(1200 - 20);
+    expect(silentFor).toBeLessThan(1200 + 2000 + 300);
+    busy.socket.destroy();
+  });
+
+  it('a response in progress for longer than the idle time is not cut off', async () => {
+    const c = connect(await start(800, 2500));
+    c.send('GET /slow HTTP/1.1\r\nhost: t\r\n\r\n');
+    const r = await c.response();
+    expect([r.status, JSON.parse(r.body)]).toEqual([200, { data: 'slow' }]);
+    // Then it is idle like any other.
+    const from = Date.now();
+    expect((await c.closed()) - from).toBeLessThan(800 + 2000 + 300);
+  });
+});
