@@ -20,21 +20,15 @@ interface Watched {
   idleSince: number;
 }
 
-export interface IdleSweep {
-  /** Sockets currently watched (open connections). */
-  readonly size: number;
-  stop(): void;
-}
-
-export function closeIdleSockets(server: http.Server, idleMs: number, everyMs = 1000, now: () => number = Date.now): IdleSweep {
+export function closeIdleSockets(server: http.Server, idleMs: number, everyMs = 1000): void {
   server.keepAliveTimeout = 0;
   const sockets = new Map<Socket, Watched>();
   server.on('connection', (socket: Socket) => {
-    sockets.set(socket, { read: 0, written: 0, idleSince: now() });
+    sockets.set(socket, { read: 0, written: 0, idleSince: Date.now() });
     socket.once('close', () => sockets.delete(socket));
   });
   const sweep = () => {
-    const t = now();
+    const t = Date.now();
     for (const [socket, w] of sockets) {
       const read = socket.bytesRead;
       const written = socket.bytesWritten;
@@ -54,12 +48,4 @@ export function closeIdleSockets(server: http.Server, idleMs: number, everyMs = 
   const timer = setInterval(sweep, everyMs);
   timer.unref();
   server.once('close', () => clearInterval(timer));
-  return {
-    get size() {
-      return sockets.size;
-    },
-    stop() {
-      clearInterval(timer);
-    },
-  };
 }
