@@ -23,11 +23,15 @@ function hasBody(req: IncomingMessage): boolean {
  * sets): once the response finishes, node "dumps" every request stream nobody read (resume, end,
  * destroy, close), which for an empty stream is six `process.nextTick`s and their callbacks per
  * request and nothing else; the request object is simply dropped instead (README: The hot server).
- * If a node version stops reading the flag, it dumps as before.
+ * Likewise it is marked as having announced 'readable' (nobody listens), which saves the tick the
+ * parser's end of stream schedules for that. If a node version stops reading either flag, it
+ * behaves as before.
  */
 export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
   if (!hasBody(req)) {
     (req as IncomingMessage & { _consuming: boolean })._consuming = true;
+    // And nobody waits for 'readable': the parser's end-of-stream then schedules no tick for it.
+    (req as IncomingMessage & { _readableState: { emittedReadable: boolean } })._readableState.emittedReadable = true;
     return null;
   }
   return new Promise((resolve, reject) => {
