@@ -14,7 +14,7 @@ import { PEER_HEADER } from '@/lib/http/client-ip';
 import { errorReply } from '@/lib/http/respond';
 import type { RouteHandler } from '@/lib/http/route';
 import type { Reply } from '@/lib/http/respond';
-import { queueReply, readBody, toHotRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
+import { queueReply, readBody, sendReply, toHotRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
 import { closeIdleSockets } from '@/lib/hot/idle-sockets';
 import { log } from '@/lib/log';
 
@@ -106,16 +106,22 @@ export function createHotServer(o: HotServerOptions): http.Server {
     try {
       const pending = readBody(req);
       const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params)) : route.handler.core(toHotRequest(req, null), params);
-      if (!(out instanceof Promise)) return answer(res, route, out, started);
-      return out.then((v) => answer(res, route, v, started)).catch((err: unknown) => failed(req, res, route, err, started));
+      if (!(out instanceof Promise)) return answer(res, route, out, started, false);
+      return out.then((v) => answer(res, route, v, started, true)).catch((err: unknown) => failed(req, res, route, err, started));
     } catch (err) {
       failed(req, res, route, err, started);
     }
   }
 
-  function answer(res: ServerResponse, route: CompiledRoute, out: Reply | Response, started: number): Promise<void> | undefined {
+  /**
+   * A synchronous answer (a remembered refusal, read in this turn's I/O) joins the turn's batch; one
+   * that a promise settled is written at once: its neighbours (the rest of a Redis pipeline's or a
+   * confirm's grabs) are written right beside it anyway, and the turn's end may be a millisecond away.
+   */
+  function answer(res: ServerResponse, route: CompiledRoute, out: Reply | Response, started: number, settled: boolean): Promise<void> | undefined {
     if (out instanceof Response) return writeResponse(res, out).then(() => done(route, out.status, undefined, started));
-    queueReply(res, out);
+    if (settled) sendReply(res, out);
+    else queueReply(res, out);
     done(route, out.status, (out.body as { error?: { code?: string } }).error?.code, started);
   }
 
