@@ -30,7 +30,6 @@ function hasBody(req: IncomingMessage): boolean {
 export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
   if (!hasBody(req)) {
     (req as IncomingMessage & { _consuming: boolean })._consuming = true;
-    // And nobody waits for 'readable': the parser's end-of-stream then schedules no tick for it.
     (req as IncomingMessage & { _readableState: { emittedReadable: boolean } })._readableState.emittedReadable = true;
     return null;
   }
@@ -190,8 +189,9 @@ export async function writeResponse(res: ServerResponse, response: Response): Pr
 }
 
 /**
- * The replies of one event-loop turn, written together after the turn's I/O (setImmediate runs
- * right after the poll phase that read their requests, so no reply waits for another turn).
+ * The synchronous replies of one event-loop turn (answered while reading their requests), written
+ * together after the turn's I/O (setImmediate runs right after the poll phase that read them, so no
+ * reply waits for another turn); replies a promise settled go out at once (sendReply).
  * Writing a reply wakes whatever reads the socket; written back to back, one wake-up serves many,
  * and the kernel's cost per reply falls (measured in the README: 24 against 11 µs per reply for
  * a server doing 20 µs of work per request; the bare ceiling also gains 7 %).

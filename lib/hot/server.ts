@@ -14,7 +14,7 @@ import { PEER_HEADER } from '@/lib/http/client-ip';
 import { errorReply } from '@/lib/http/respond';
 import type { RouteHandler } from '@/lib/http/route';
 import type { Reply } from '@/lib/http/respond';
-import { queueReply, readBody, sendReply, toHotRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
+import { queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
 import { closeIdleSockets } from '@/lib/hot/idle-sockets';
 import { log } from '@/lib/log';
 
@@ -128,8 +128,8 @@ export function createHotServer(o: HotServerOptions): http.Server {
   /** The core maps handler errors itself; this is the adapter failing (client gone, bad headers). */
   function failed(req: IncomingMessage, res: ServerResponse, route: CompiledRoute, err: unknown, started: number): void {
     const reply = errorReply(err, { method: req.method, path: req.url });
-    if (!res.headersSent) writeReply(res, reply);
-    else res.destroy();
+    if (res.headersSent) res.destroy();
+    else sendReply(res, reply); // never throws: this runs inside the request's own catch
     done(route, reply.status, 'ADAPTER', started);
   }
 
@@ -146,8 +146,8 @@ export function createHotServer(o: HotServerOptions): http.Server {
     if (work === undefined) return; // answered synchronously (serveHot never throws)
     Promise.resolve(work).catch((err: unknown) => {
       log.error({ err, path: req.url }, 'web server: request failed outside any handler');
-      if (!res.headersSent) writeReply(res, errorReply(err));
-      else res.destroy();
+      if (res.headersSent) res.destroy();
+      else sendReply(res, errorReply(err));
     });
   });
   closeIdleSockets(server, o.keepAliveMs ?? 65_000);
