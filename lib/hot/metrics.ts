@@ -11,7 +11,7 @@ import type { Observe } from '@/lib/hot/server';
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
-/** One route × outcome: its count, sum of seconds and (non-cumulative) bucket counts, the last one +Inf. */
+/** One route × outcome: its count, sum of seconds and (non-cumulative) bucket counts; +Inf is the count. */
 interface Series {
   labels: { route: string; outcome: string };
   count: number;
@@ -90,12 +90,12 @@ export const observeHotRoute: Observe = (route, status, seconds, code) => {
   const outcome = outcomeOf(route, status, code);
   const key = `${route}\n${outcome}`;
   let s = series.get(key);
-  if (!s) series.set(key, (s = { labels: { route, outcome }, count: 0, sum: 0, buckets: new Float64Array(BUCKETS.length + 1) }));
+  if (!s) series.set(key, (s = { labels: { route, outcome }, count: 0, sum: 0, buckets: new Float64Array(BUCKETS.length) }));
   s.count++;
   s.sum += seconds;
   let i = 0;
   while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
-  s.buckets[i]!++;
+  if (i < BUCKETS.length) s.buckets[i]!++; // slower than the last bound: only in +Inf, which is the count
 };
 
 /** In each web process: answer the primary's requests for this process's metrics (prom-client installs the listener with an AggregatorRegistry). */
