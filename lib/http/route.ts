@@ -56,6 +56,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     const https = isHttps(req.url, req.headers);
     try {
       const caller = opts.auth === 'none' ? null : resolveCaller(req.headers);
+      // andThen() would do, but would allocate its callback on the synchronous lane too.
       const out = caller instanceof Promise ? caller.then((c) => run(req, params, c)) : run(req, params, caller);
       if (!(out instanceof Promise)) return answer(out, req, https, started);
       return out.then(
