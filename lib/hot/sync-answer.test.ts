@@ -38,7 +38,12 @@ describe('refused grab without a promise', () => {
     const memory = openRefusalMemory(redis).memory;
     await waitFor('both memories subscribed', async () => sessions.cache.isTrusted && memory.isTrusted);
     const [u] = await createTestUsers(db, redis, 1);
+    // The preheat forgets the voucher here at once and again when its own pub/sub message comes
+    // back; a grab sent before that echo arrives is rightly not remembered (the epoch rule), so
+    // wait for both (on a loaded machine the echo can land inside the first grab).
+    const before = memory.mark();
     const voucherId = await createTestVoucher(db, redis, { stock: 0 });
+    await waitFor('the preheat notice and its echo', async () => memory.mark() >= before + 2, 5000, 5);
     const req = () => new Request(`http://127.0.0.1/api/seckill/${voucherId}`, { method: 'POST', headers: { authorization: `Bearer ${u!.token}` } });
 
     const first = grabRoute.core(req(), { voucherId }); // the session and the voucher from Redis
