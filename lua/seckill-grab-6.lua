@@ -13,7 +13,8 @@
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
   ARGV[4]  attempts per user per second (0 = no limit)   ARGV[5] attempts per IP per second (0 = no limit)
 
-  Returns  {0, payload}  accepted; payload is the order message written to the outbox
+  Returns  {0, payload, at}  accepted; payload is the order message written to the outbox, at its
+                             acceptance time (ms, Redis clock), so the caller need not parse it
            {1}           unknown voucher (not preheated)
            {2, begin}    not started; begin (ms) lets a caller remember it no longer than that
            {3}           ended
@@ -72,4 +73,4 @@ redis.call('DECR', KEYS[2])
 redis.call('SADD', KEYS[3], ARGV[2])
 local payload = string.format('{"v":1,"orderId":"%s","userId":"%s","voucherId":"%s","at":%.0f}', ARGV[3], ARGV[2], ARGV[1], now)
 redis.call('HSET', KEYS[4], ARGV[3], payload)
-return {0, payload}
+return {0, payload, now}

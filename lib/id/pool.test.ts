@@ -58,4 +58,16 @@ describe('order id pool (leased blocks of the daily sequence)', () => {
       later.mockRestore();
     }
   });
+
+  it('takeNow answers without a promise while the pool holds ids, and null (no lease wait) when it is empty', async () => {
+    const pool = new OrderIdPool(redis, 16);
+    expect(pool.takeNow()).toBeNull(); // nothing leased yet: the caller falls back on take()
+    const first = await pool.take();
+    const now = pool.takeNow();
+    expect(now).not.toBeNull();
+    expect(now).not.toBeInstanceOf(Promise);
+    expect(seqOf(now!.id)).toBe(seqOf(first.id) + 1);
+    now!.giveBack();
+    expect(seqOf(pool.takeNow()!.id)).toBe(seqOf(now!.id)); // a given-back id is reused first
+  });
 });

@@ -25,6 +25,11 @@ interface Block {
   leasedAt: number;
 }
 
+export interface TakenId {
+  id: string;
+  giveBack: () => void;
+}
+
 export class OrderIdPool {
   private blocks: Block[] = [];
   /** Sequence numbers handed out and given back, by block; reused before new ones. */
@@ -42,29 +47,12 @@ export class OrderIdPool {
 
   /**
    * A candidate id. `giveBack()` only when the grab was definitely refused (never after an error:
-   * the script may have run and recorded the order).
+   * the script may have run and recorded the order). Waits only for a lease when the pool is empty.
    */
-  async take(): Promise<{ id: string; giveBack: () => void }> {
+  async take(): Promise<TakenId> {
     for (;;) {
-      this.dropStale();
-      let next = this.returned.pop();
-      if (!next && this.blocks[0]) {
-        const b = this.blocks[0];
-        next = { block: b, seq: b.next++ };
-        if (b.next > b.end) this.blocks.shift();
-        if (this.remaining() < this.blockSize / 4) void this.lease().catch(() => {});
-      }
-      if (next) {
-        const taken = next;
-        const pool = this; // eslint-disable-line @typescript-eslint/no-this-alias -- read by the method below
-        // A method, not an arrow property: under tsx's keepNames an arrow would get a defineProperty per grab.
-        return {
-          id: compose(taken.block, taken.seq),
-          giveBack() {
-            pool.returned.push(taken);
-          },
-        };
-      }
+      const taken = this.takeNow();
+      if (taken) return taken;
       // Every lease brings at least blockSize ids, so waiting always makes progress; a failed
       // lease (Redis down) rejects every waiter.
       this.waiting++;
@@ -74,6 +62,28 @@ export class OrderIdPool {
         this.waiting--;
       }
     }
+  }
+
+  /** take() without a promise: the id when the pool holds one (nearly always), else null. */
+  takeNow(): TakenId | null {
+    this.dropStale();
+    let next = this.returned.pop();
+    if (!next && this.blocks[0]) {
+      const b = this.blocks[0];
+      next = { block: b, seq: b.next++ };
+      if (b.next > b.end) this.blocks.shift();
+      if (this.remaining() < this.blockSize / 4) void this.lease().catch(() => {});
+    }
+    if (!next) return null;
+    const taken = next;
+    const pool = this; // eslint-disable-line @typescript-eslint/no-this-alias -- read by the method below
+    // A method, not an arrow property: under tsx's keepNames an arrow would get a defineProperty per grab.
+    return {
+      id: compose(taken.block, taken.seq),
+      giveBack() {
+        pool.returned.push(taken);
+      },
+    };
   }
 
   private remaining(): number {

@@ -13,7 +13,7 @@ const pinned: Record<string, string> = {
   'lock-fenced-set': '4d990dc60dc8e774329042b136fb0244afca7ef3',
   'lock-release': '2284394617e68addffc8392844887b209676c0d7',
   'login-check-code': '8f849ba0808a1182703e8caf18654c818bf68303',
-  'seckill-grab': 'e45bd7d5e180b1706e314f0cc3e3730d66811d23',
+  'seckill-grab': 'd86e12072432bb50dd160692a84ea548ca526a69',
   'seckill-order-id': 'f46b4e5ff1228080850974dbe58f652d8341e747',
   'seckill-preheat': '0953fc6aec70d4c1458d43bee736ac43d9423274',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',

@@ -50,18 +50,22 @@ export function defineScripts(client: RedisClient): void {
 /** A script's name is its file name without `-<numberOfKeys>.lua`; unknown names throw. */
 export type ScriptName = string;
 
-export async function runScript<T = unknown>(
+/**
+ * Not async: the command's own promise is returned as it is (an async wrapper would add a promise
+ * and a microtask turn to every script call of the hot path). A bad call rejects all the same.
+ */
+export function runScript<T = unknown>(
   client: RedisClient,
   name: ScriptName,
   keys: (string | number)[],
   args: (string | number)[] = [],
 ): Promise<T> {
   const def = loadScripts().get(name);
-  if (!def) throw new Error(`No Lua script lua/${name}-*.lua`);
+  if (!def) return Promise.reject(new Error(`No Lua script lua/${name}-*.lua`));
   if (keys.length !== def.numberOfKeys) {
-    throw new Error(`Script ${name} takes ${def.numberOfKeys} keys, got ${keys.length}`);
+    return Promise.reject(new Error(`Script ${name} takes ${def.numberOfKeys} keys, got ${keys.length}`));
   }
   const fn = (client as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[def.command];
-  if (typeof fn !== 'function') throw new Error(`Script ${name} is not defined on this client`);
+  if (typeof fn !== 'function') return Promise.reject(new Error(`Script ${name} is not defined on this client`));
   return fn.call(client, ...keys, ...args);
 }
