@@ -22,7 +22,10 @@ import { holdPendingEntry } from '@/lib/order/retry-hold';
 import { OFF_SALE_REASON } from '@/lib/order/off-sale';
 
 export interface Delivery {
-  body: Buffer;
+  /** The message body (for one order of a v2 batch: that order as a v1 body, encoded on demand). */
+  readonly body: Buffer;
+  /** Set when the order was already parsed and validated (an order of a v2 batch): body is not parsed again. */
+  msg?: OrderMessage;
   /** Failed deliveries before this one (the x-attempts header). */
   attempts: number;
   ack(): void;
@@ -161,6 +164,10 @@ export function createBatchHandler(deps: HandlerDeps) {
   return async function handleBatch(batch: Delivery[]): Promise<void> {
     const valid: { d: Delivery; msg: OrderMessage }[] = [];
     for (const d of batch) {
+      if (d.msg) {
+        valid.push({ d, msg: d.msg });
+        continue;
+      }
       const parsed = parseOrderMessage(d.body);
       if (parsed.ok) valid.push({ d, msg: parsed.msg });
       else await deadLetter(d, null, parsed.reason, d.attempts + 1, 'poison');

@@ -7,7 +7,7 @@
  *   v2  the orders one web process accepted in one event-loop turn: {v:2, orders:[{orderId,
  *       userId, voucherId, at}, ...]}, one persistent message and one confirm for all of them
  *       (the broker's work per order was the grab's largest cost). The worker splits it into v1
- *       orders (splitOrderBatch) and acks the message once every order in it is settled.
+ *       orders (splitOrderBatch), validated once, and acks the message once every order in it is settled.
  */
 import { z } from 'zod';
 import { idSchema } from '@/lib/http/parse';
@@ -58,11 +58,11 @@ export function encodeOrderBatch(msgs: OrderMessage[]): Buffer {
 }
 
 /**
- * A v2 message as the v1 bodies of its orders; null for anything else (a v1 message, or a body
- * that is not a valid v2 batch: the caller handles it as one message, so an invalid batch is
- * dead-lettered whole with the reason parseOrderMessage gives).
+ * The orders of a v2 message, validated, as v1 messages; null for anything else (a v1 message, or
+ * a body that is not a valid v2 batch: the caller handles it as one message, so an invalid batch
+ * is dead-lettered whole with the reason parseOrderMessage gives).
  */
-export function splitOrderBatch(body: Buffer): { orderId: string; body: Buffer }[] | null {
+export function splitOrderBatch(body: Buffer): OrderMessage[] | null {
   // Cheap pre-check: most messages on the queue are batches, the rest are v1.
   if (!body.subarray(0, 16).toString('latin1').includes('"v":2')) return null;
   let raw: unknown;
@@ -73,5 +73,5 @@ export function splitOrderBatch(body: Buffer): { orderId: string; body: Buffer }
   }
   const r = orderBatchSchema.safeParse(raw);
   if (!r.success) return null;
-  return r.data.orders.map((o) => ({ orderId: o.orderId, body: encodeOrderMessage({ v: 1, ...o }) }));
+  return r.data.orders.map((o) => ({ v: 1, ...o }));
 }

@@ -15,7 +15,7 @@ import { publishConfirmed } from '@/lib/mq/confirm';
 import { assertTopology, names, retryDelayFor } from '@/lib/mq/topology';
 import { Batcher } from '@/lib/order/batcher';
 import { createBatchHandler, type Delivery } from '@/lib/order/handler';
-import { splitOrderBatch } from '@/lib/order/message';
+import { encodeOrderMessage, splitOrderBatch, type OrderMessage } from '@/lib/order/message';
 import { createWorkerMetrics, serveMetrics, type WorkerMetrics } from '@/lib/order/metrics';
 import { publishOrderOn, PUBLISH_TIMEOUT_MS } from '@/lib/order/publish';
 import { sweepOutbox, type SweepStats } from '@/lib/order/sweeper';
@@ -62,6 +62,58 @@ interface Session {
 interface AmqpDelivery extends Delivery {
   session: Session;
   messageId?: string;
+}
+
+/** A v2 message being settled order by order: acked once all are, requeued whole if any asks. */
+class WholeMessage {
+  private requeue = false;
+  constructor(
+    private open: number,
+    private readonly settleAll: (requeue: boolean) => void,
+  ) {}
+
+  finish(again: boolean): void {
+    this.requeue ||= again;
+    if (--this.open === 0) this.settleAll(this.requeue);
+  }
+}
+
+/**
+ * One order of a v2 message, already parsed. A class, not an object of closures: a batch makes one
+ * per order, and under tsx every closure is also named at run time.
+ */
+class BatchPart implements AmqpDelivery {
+  private done = false;
+  private encoded: Buffer | undefined;
+  constructor(
+    readonly session: Session,
+    readonly attempts: number,
+    readonly msg: OrderMessage,
+    private readonly whole: WholeMessage,
+  ) {}
+
+  get messageId(): string {
+    return this.msg.orderId;
+  }
+
+  /** Only a retry or a dead letter needs the order on its own: encoded then, not per order. */
+  get body(): Buffer {
+    return (this.encoded ??= encodeOrderMessage(this.msg));
+  }
+
+  ack(): void {
+    this.finish(false);
+  }
+
+  requeue(): void {
+    this.finish(true);
+  }
+
+  private finish(again: boolean): void {
+    if (this.done) return;
+    this.done = true;
+    this.whole.finish(again);
+  }
 }
 
 const STOP_BUDGET_MS = 8000;
@@ -161,18 +213,8 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
         requeue: () => settle(() => s.consume.nack(m, false, true)),
       }];
     }
-    let open = parts.length;
-    let requeue = false;
-    return parts.map(({ orderId, body }) => {
-      let done = false;
-      const finish = (again: boolean) => {
-        if (done) return;
-        done = true;
-        requeue ||= again;
-        if (--open === 0) settle(() => (requeue ? s.consume.nack(m, false, true) : s.consume.ack(m)));
-      };
-      return { ...base, body, messageId: orderId, ack: () => finish(false), requeue: () => finish(true) };
-    });
+    const whole = new WholeMessage(parts.length, (requeue) => settle(() => (requeue ? s.consume.nack(m, false, true) : s.consume.ack(m))));
+    return parts.map((msg) => new BatchPart(s, base.attempts, msg, whole));
   }
 
   async function openSession(): Promise<void> {
