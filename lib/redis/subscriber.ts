@@ -36,23 +36,33 @@ export function subscribeTrusted(
 ): Subscription {
   let closed = false;
   let trusted = false;
+  // One SUBSCRIBE per connection: the first one, sent while connecting, goes out on 'ready' too,
+  // and a second one from the 'ready' handler made every memory start twice (each start forgets
+  // everything, so a refusal learned between the two confirmations was dropped).
+  let inFlight = false;
   const subscriber = openSubscriber(client, what, (ch, message) => {
     if (ch === channel) onMessage(message);
   });
   const subscribe = () => {
-    if (closed) return;
+    if (closed || inFlight) return;
+    inFlight = true;
     subscriber.subscribe(channel).then(
       () => {
+        inFlight = false;
         if (closed) return;
         trusted = true;
         onTrust(true);
       },
-      (err: Error) => log.warn({ err: err.message, channel }, `${what}: subscribe failed; not using the local memory`),
+      (err: Error) => {
+        inFlight = false;
+        log.warn({ err: err.message, channel }, `${what}: subscribe failed; not using the local memory`);
+      },
     );
   };
   const distrust = () => {
     if (trusted && !closed) log.warn({ channel }, `${what}: subscriber connection lost; not using the local memory until resubscribed`);
     trusted = false;
+    inFlight = false; // the connection is gone: the next 'ready' subscribes (and confirms) anew
     onTrust(false);
   };
   subscriber.on('close', distrust);
