@@ -26,12 +26,11 @@ export class Batcher<D extends Delivery> {
     private readonly waitMs: number,
     private readonly onError: (err: unknown, batch: D[]) => void,
     private readonly onDepth: (n: number) => void = () => {},
-    private readonly now: () => number = Date.now,
   ) {}
 
   push(d: D): void {
     this.buffer.push(d);
-    this.arrivals.push(this.now());
+    this.arrivals.push(Date.now());
     this.onDepth(this.buffer.length);
     if (this.buffer.length >= this.size) this.wakeUp();
     // loop() always awaits before it can end, so `running` is set before its finally clears it.
@@ -72,7 +71,7 @@ export class Batcher<D extends Delivery> {
   private async loop(): Promise<void> {
     try {
       while (this.buffer.length > 0) {
-        const due = this.arrivals[0]! + this.waitMs - this.now();
+        const due = this.arrivals[0]! + this.waitMs - Date.now();
         if (this.buffer.length < this.size && this.hurry === 0 && due > 0) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(() => this.wakeUp(), due);
