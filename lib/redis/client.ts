@@ -3,6 +3,7 @@ import { env, isProduction } from '@/lib/env';
 import { log } from '@/lib/log';
 import { defineScripts } from '@/lib/redis/scripts';
 import { guardSlots } from '@/lib/redis/slots';
+import { writePerTurn } from '@/lib/redis/write-per-turn';
 import { closeRefusalMemory } from '@/lib/seckill/refusal-memory';
 import { closeSessionCache } from '@/lib/auth/session-cache';
 import type { RedisClient } from '@/lib/redis/types';
@@ -15,14 +16,15 @@ const commandDefaults: RedisOptions = {
   enableOfflineQueue: true,
   // Reconnect forever with a capped backoff; callers see fast errors meanwhile.
   retryStrategy: (times) => Math.min(times * 200, 2000),
-  // Commands issued in one event-loop turn by concurrent requests go out as one write (web server only).
-  enableAutoPipelining: env.REDIS_AUTO_PIPELINING,
 };
 
 /** Outside production every client refuses cross-slot calls, so one-node test runs catch them. */
 function prepare<T extends RedisClient>(client: T, where: string): T {
   client.on('error', (err: Error) => log.warn({ err: err.message, url: where }, 'redis connection error'));
   defineScripts(client);
+  // Commands issued in one event-loop turn by concurrent requests go out as one write (the web
+  // server turns it on for its own processes; lib/redis/write-per-turn.ts).
+  if (env.REDIS_AUTO_PIPELINING) writePerTurn(client);
   return isProduction ? client : guardSlots(client);
 }
 
@@ -51,7 +53,6 @@ export function createCluster(nodes: string[], options: RedisOptions = {}, clust
     retryDelayOnClusterDown: 300,
     retryDelayOnTryAgain: 100,
     maxRedirections: 16,
-    enableAutoPipelining: env.REDIS_AUTO_PIPELINING,
     clusterRetryStrategy: (times) => Math.min(times * 200, 2000),
     ...clusterOptions,
   });
