@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Cluster } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeRedis, createRedis, redis } from '@/lib/redis/client';
+import { closeRedis, redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { runScript, loadScripts } from '@/lib/redis/scripts';
 import { CrossSlotError, slotOf } from '@/lib/redis/slots';
@@ -73,20 +73,6 @@ function sources(dir: string): string[] {
     return /\.(ts|tsx)$/.test(name) && !/\.test\.ts$/.test(name) ? [p] : [];
   });
 }
-
-describe('auto-pipelining (the web server turns it on)', () => {
-  it('lets concurrent commands of many slots share a tick: they are not one atomic unit', async () => {
-    const client = createRedis(undefined, { enableAutoPipelining: true });
-    try {
-      const names = Array.from({ length: 20 }, (_, i) => `slots-test:auto:{${i}}`);
-      await Promise.all(names.map((k) => client.set(k, '1', 'EX', 5)));
-      expect(await Promise.all(names.map((k) => client.get(k)))).toEqual(names.map(() => '1'));
-      await expect(client.pipeline().get(names[0]!).get(names[1]!).exec()).rejects.toBeInstanceOf(CrossSlotError);
-    } finally {
-      client.disconnect();
-    }
-  });
-});
 
 describe('nothing reaches Redis around the guard', () => {
   // Product code; e2e tooling reads keys through its own clients and writes nothing multi-key.

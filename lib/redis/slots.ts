@@ -75,11 +75,6 @@ export function guardSlots<T extends RedisClient>(client: T): T {
       const pipe = make(...args) as unknown as PipelineInternals;
       const exec = pipe.exec.bind(pipe);
       pipe.exec = ((...execArgs: unknown[]) => {
-        // ioredis' auto-pipelining batches unrelated commands of one tick (grouped per node on a
-        // cluster): not atomic, so no slot rule applies. It marks its pipelines with Symbol('exec').
-        if (kind === 'pipeline' && Object.getOwnPropertySymbols(pipe).some((s) => s.description === 'exec')) {
-          return (exec as (...a: unknown[]) => ReturnType<Pipeline['exec']>)(...execArgs);
-        }
         const keys = pipe._queue.filter((c) => c.name !== 'multi' && c.name !== 'exec').flatMap((c) => c.getKeys());
         try {
           assertOneSlot(kind === 'multi' ? 'MULTI' : 'pipeline', keys);

@@ -50,7 +50,7 @@ async function countWrites<T>(c: RedisClient, fn: () => Promise<T>): Promise<{ r
 }
 
 describe('writePerTurn', () => {
-  it('sends the commands of one turn in one write per connection, each answered as if sent alone', async () => {
+  it('sends the commands of one turn in one write per connection, each answered as if sent alone (the slot guard refuses none: a shared write is not one atomic unit)', async () => {
     // Keys of many slots (each its own tag): on a cluster they spread over every node.
     const keys = Array.from({ length: 60 }, (_, i) => `${prefix}:{k${i}}`);
     await Promise.all(keys.map((k, i) => client.set(k, String(i), 'EX', 30)));
