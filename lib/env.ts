@@ -128,6 +128,8 @@ const schema = z.object({
   WORKER_PREFETCH: int(1000),
   WORKER_BATCH_SIZE: int(500),
   WORKER_BATCH_WAIT_MS: int(20),
+  /** The order worker's nice value (0-19, 0 = as started): it yields the CPU to the grab path when both want it (lib/order/priority.ts). */
+  WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
   ORDER_MAX_ATTEMPTS: int(5),
   ORDER_RETRY_BASE_MS: int(1000),
   OUTBOX_SWEEP_INTERVAL_MS: int(5000),

@@ -10,12 +10,16 @@ import { closeRedis } from '@/lib/redis/client';
 import { startOrderWorker } from '@/lib/order/worker';
 import { startTimeoutWorker } from '@/lib/order/timeout';
 import { startFeedConsumer } from '@/lib/feed/consumer';
+import { env } from '@/lib/env';
+import { lowerOwnPriority } from '@/lib/order/priority';
 
 // The signal handlers go in first: a SIGTERM while the parts start (a deploy, a test that stops a
 // worker as soon as its metrics answer) must still stop them cleanly, not kill the process.
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 log.info('order worker starting');
+// The grab path goes first when both want a core (README: the worker).
+lowerOwnPriority(env.WORKER_NICE);
 
 const starting = (async () => {
   const worker = await startOrderWorker();

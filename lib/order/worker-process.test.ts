@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
@@ -52,6 +53,18 @@ const exited = (c: ChildProcess) =>
     else c.once('exit', (code, signal) => resolve({ code, signal }));
   });
 
+/** The nice value of every thread of a process (Linux /proc: field 19 of each task's stat). */
+function threadNices(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    } catch {
+      return []; // the thread ended meanwhile
+    }
+  });
+}
+
 const orderCount = async (voucherId: string) => (await dbStockCounts(db, voucherId))?.orders ?? 0;
 
 /** n users grab at once through the real route; no worker runs yet, so the orders wait in the queue. */
@@ -98,6 +111,25 @@ describe('order worker process', () => {
     await expectExactlyOnce(voucherId, orderIds);
     second.kill('SIGTERM');
     expect((await exited(second)).code).toBe(0);
+  });
+
+  it('runs every thread at WORKER_NICE (the grab path goes first), and as started with 0', async () => {
+    const { voucherId, orderIds } = await queueGrabs(200);
+    const niced = spawnWorker({ WORKER_NICE: '7' });
+    await expectExactlyOnce(voucherId, orderIds); // it works at that priority, and has started every part
+    const nices = threadNices(niced.pid!);
+    expect(nices.length).toBeGreaterThan(1); // node's helper threads too, not only the main one
+    expect(new Set(nices)).toEqual(new Set([7]));
+    niced.kill('SIGTERM');
+    expect((await exited(niced)).code).toBe(0);
+
+    const plain = spawnWorker({ WORKER_NICE: '0', LOG_LEVEL: 'info' }, 'pipe');
+    let out = '';
+    plain.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    await waitFor('the worker to start', async () => out.includes('order worker started'), 30_000, 10);
+    expect(new Set(threadNices(plain.pid!))).toEqual(new Set(threadNices(process.pid).slice(0, 1)));
+    plain.kill('SIGTERM');
+    expect((await exited(plain)).code).toBe(0);
   });
 
   it('SIGTERM while it is still starting: it finishes starting, then stops cleanly (exit 0)', async () => {
