@@ -2,7 +2,8 @@
  * wrk (C, epoll; Debian package `wrk`) as the bench's load generator: far less CPU per request
  * than a Node client on the same two cores. Runs e2e/bench/grab.lua (rotating Bearer tokens) and
  * reports, besides wrk's own figures, the generator's CPU time and its share of the machine's
- * CPU over the run (from `times` and /proc/stat).
+ * CPU over the run (from `times` and /proc/stat), and where all of the machine's CPU went per
+ * request, process by process (from /proc/<pid>/stat before and after).
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -40,15 +41,22 @@ export interface WrkResult {
    * what one request costs the server itself, far less sensitive to a busy machine than req/s.
    */
   serverCpuUsPerRequest: number;
+  /**
+   * CPU microseconds per request answered, by process name (every process on the machine, threads
+   * included; a node process by its script), largest first, plus `kernel/other` for busy time no
+   * process was charged with (interrupts), `steal` (the hypervisor ran someone else), `iowait` (idle while a disk write was outstanding:
+   * fsyncs) and `idle`: where the machine's time went over the run.
+   */
+  breakdown: [string, number][];
 }
 
 const LUA = path.join(import.meta.dirname, 'grab.lua');
 
-function cpuTotals(): { busy: number; total: number } {
+function cpuTotals(): { busy: number; total: number; iowait: number; steal: number } {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const idle = f[3]! + (f[4] ?? 0);
   const total = f.reduce((a, b) => a + b, 0);
-  return { busy: total - idle, total };
+  return { busy: total - idle, total, iowait: f[4] ?? 0, steal: f[7] ?? 0 };
 }
 
 /** CPU seconds (user + system) of a process and all its descendants still running (Linux /proc). */
@@ -70,6 +78,60 @@ export function treeCpuSeconds(pid: number): number {
   return ticks / CLOCK_TICKS;
 }
 
+/** Ticks (user + system) of every process on the machine, keyed by pid, with a readable name. */
+function processTicks(): Map<number, { name: string; ticks: number }> {
+  const out = new Map<number, { name: string; ticks: number }>();
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, { name: comm.startsWith('node') || comm === 'MainThread' ? nodeName(pid, comm) : comm, ticks: Number(f[11]) + Number(f[12]) });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/** A node process named by what it runs (web server, order worker, the bench itself). */
+function nodeName(pid: number, comm: string): string {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const script = args.find((a) => /\.(ts|js|mjs)$/.test(a) && !a.includes('node_modules'));
+    return script ? `node ${path.basename(script)}` : comm;
+  } catch {
+    return comm;
+  }
+}
+
+/** Where the machine's CPU went between two snapshots, per request, by process name. */
+function breakdownOf(before: ReturnType<typeof processTicks>, after: ReturnType<typeof processTicks>, busyTicks: number, idleTicks: number, iowaitTicks: number, stealTicks: number, requests: number, generatorCpuS: number): [string, number][] {
+  // wrk has exited by the second snapshot: its own CPU comes from `times`.
+  const byName = new Map<string, number>([['wrk', generatorCpuS * CLOCK_TICKS]]);
+  let charged = generatorCpuS * CLOCK_TICKS;
+  for (const [pid, a] of after) {
+    const d = a.ticks - (before.get(pid)?.ticks ?? 0);
+    if (d <= 0) continue;
+    charged += d;
+    byName.set(a.name, (byName.get(a.name) ?? 0) + d);
+  }
+  // /proc/stat counts per CPU, a process's ticks are the same unit (USER_HZ).
+  byName.set('kernel/other', Math.max(0, busyTicks - stealTicks - charged));
+  byName.set('steal', stealTicks);
+  byName.set('idle', idleTicks - iowaitTicks);
+  byName.set('iowait', iowaitTicks);
+  const us = (ticks: number) => Math.round(((ticks / CLOCK_TICKS) * 1e6) / Math.max(1, requests));
+  return [...byName].map(([n, t]): [string, number] => [n, us(t)]).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]);
+}
+
+/** "web-server.ts 98 · beam.smp 40 · …" µs/request, the biggest first. */
+export function formatBreakdown(b: [string, number][], top = 9): string {
+  return b.slice(0, top).map(([n, v]) => `${n} ${v}`).join(' · ');
+}
+
 /** CPU seconds of several servers' process trees together; NaN for none. */
 export function serversCpuSeconds(pids: number[] = []): number {
   return pids.length ? pids.reduce((sum, pid) => sum + treeCpuSeconds(pid), 0) : NaN;
@@ -84,6 +146,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   writeFileSync(file, o.tokens.join('\n') + '\n');
   const args = ['-t', String(threads), '-c', String(Math.max(o.connections, threads)), '-d', `${o.durationS}s`, '--timeout', '10s', '-s', LUA, o.url];
   const before = cpuTotals();
+  const procsBefore = processTicks();
   const serverBefore = serversCpuSeconds(o.serverPids);
   const out = await new Promise<string>((resolve, reject) => {
     // `times` prints the CPU time of bash's children (wrk) after it exits; SIGINT to bash is
@@ -106,6 +169,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}:\n${text}`))));
   });
   const after = cpuTotals();
+  const procsAfter = processTicks();
   const serverCpuS = serversCpuSeconds(o.serverPids) - serverBefore;
   const json = /WRK_JSON (\{.*\})/.exec(out);
   if (!json) throw new Error(`no result from wrk:\n${out}`);
@@ -127,5 +191,6 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     generatorShare: generatorCpuS / (durationS * cpus().length),
     machineBusy: ticks > 0 ? (after.busy - before.busy) / ticks : 0,
     serverCpuUsPerRequest: (serverCpuS * 1e6) / r.requests,
+    breakdown: breakdownOf(procsBefore, procsAfter, after.busy - before.busy, ticks - (after.busy - before.busy), after.iowait - before.iowait, after.steal - before.steal, r.requests, generatorCpuS),
   };
 }

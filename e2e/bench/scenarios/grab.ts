@@ -9,6 +9,7 @@
  * Every run ends on the drain: oversold = duplicates = lost = 0, invariants hold.
  * Options: --processes P (web processes; default the product's WEB_CONCURRENCY), --no-db, --users, --stock,
  * --shape b (the hot routes on a hot-only server behind an nginx front, README: The hot server),
+ * --shape hot (that hot-only server alone, no front: what loading Next costs the hot routes),
  * --profile DIR (a V8 CPU profile of each web process into DIR, of the order worker into DIR/worker;
  * read them with e2e/bench/profile-top.ts).
  */
@@ -23,7 +24,7 @@ import { createTestUsers, createTestVoucher, waitFor } from '@/lib/seckill/testi
 import { prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { BenchArgs, Scenario } from '../types';
 import type { Harness } from '../harness';
-import { runWrk, serversCpuSeconds, type WrkResult } from '../wrk';
+import { formatBreakdown, runWrk, serversCpuSeconds, type WrkResult } from '../wrk';
 
 const defaults: Record<string, { users: number; stock: (users: number) => number; once: boolean }> = {
   accept: { users: 40_000, stock: (u) => u, once: true },
@@ -44,7 +45,7 @@ async function storm(h: Harness, a: BenchArgs, url: string, tokens: string[], on
     const path = new URL(url).pathname;
     const cpuBefore = serversCpuSeconds(serverPids);
     const s = await h.storm({ label: 'open loop', url: new URL(url).origin, path, method: 'POST', tokens, connections: a.connections, durationS: a.duration, rate: a.rate });
-    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, serverCpuUsPerRequest: ((serversCpuSeconds(serverPids) - cpuBefore) * 1e6) / s.requests };
+    return { requests: s.requests, durationS: s.durationS, rps: s.rps, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: NaN, errors: s.errors, statuses: s.statuses, generatorCpuS: NaN, generatorShare: NaN, machineBusy: NaN, breakdown: [], serverCpuUsPerRequest: ((serversCpuSeconds(serverPids) - cpuBefore) * 1e6) / s.requests };
   }
   return runWrk({ url, tokens, connections: a.connections, durationS: once ? Math.max(a.duration, 60) : a.duration, once, serverPids });
 }
@@ -65,7 +66,7 @@ export const scenario: Scenario = {
     const tokens = (await createTestUsers(db, redis, users)).map((u) => u.token);
     line(`${users} users`, true);
     const shapeB = a.extra.shape === 'b';
-    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es)${shapeB ? ' (shape b: hot-only behind nginx)' : ''}, ${a.workers} worker(s)`];
+    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es)${shapeB ? ' (shape b: hot-only behind nginx)' : a.extra.shape === 'hot' ? ' (hot-only, no front)' : ''}, ${a.workers} worker(s)`];
 
     const ceiling = await h.startCeiling(processes);
     // Open loop (--rate): the ceiling is driven by the same generator at the same rate, so its
@@ -79,7 +80,9 @@ export const scenario: Scenario = {
     const profile = a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : [];
     // Shape (b): a hot-only web server (Next not loaded) behind an nginx front with as many workers;
     // the front's CPU counts as the server's. Default (a): one server, hot routes + Next.
-    const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : {}) }, profile);
+    // `hot`: the hot-only server without a front, only to measure what Next costs the hot routes.
+    const hotOnly = a.extra.shape === 'hot';
+    const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : hotOnly ? { WEB_PART: 'hot' } : {}) }, profile);
     const webPort = Number(new URL(web.url).port);
     const front = shapeB ? await h.startFront(webPort, webPort, processes) : null;
     const entry = front?.url ?? web.url;
@@ -115,6 +118,7 @@ export const scenario: Scenario = {
     const lost = Math.max(0, accepted - counts.orders);
     const fivexx = Object.entries(hot.statuses).filter(([k]) => k.startsWith('5')).reduce((n, [, v]) => n + v, 0);
     summary.push(`  hot server: ${fmt(hot)}`);
+    if (hot.breakdown.length) summary.push(`  the machine's CPU per request (µs): ${formatBreakdown(hot.breakdown)}`);
     summary.push(`  accepted ${accepted} (${Math.round(accepted / hot.durationS)}/s) · DB orders ${counts.orders} · oversold ${oversold} · duplicates ${duplicates} · lost ${lost} · drain ${round(drainS, 2)} s · worker CPU ${accepted ? round((workerCpuS * 1e6) / accepted, 1) : '–'} µs/order · invariants ${inv.violations.length ? 'VIOLATED' : 'hold'}`);
     summary.push(`  ratio to the ceiling ×${round(hot.rps / top.rps, 2)}`);
 
