@@ -19,19 +19,13 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { RedisClient } from '@/lib/redis/types';
 
-interface Corkable {
-  cork(): void;
-  uncork(): void;
-  writable: boolean;
-}
-
 const patched = new WeakSet<Redis>();
 
 /** One connection: cork its socket at a turn's first command, uncork after the turn's I/O. */
 function writePerTurnOn(node: Redis): void {
   if (patched.has(node)) return;
   patched.add(node);
-  let corked: Corkable | null = null;
+  let corked: Redis['stream'] | null = null;
   const uncork = () => {
     const s = corked;
     corked = null;
@@ -40,7 +34,7 @@ function writePerTurnOn(node: Redis): void {
   const send = node.sendCommand.bind(node) as (...a: unknown[]) => unknown;
   (node as { sendCommand: unknown }).sendCommand = (...args: unknown[]) => {
     if (corked === null) {
-      const s = (node as unknown as { stream?: Corkable }).stream;
+      const s = node.stream as Redis['stream'] | undefined; // none before the first connect
       if (s?.writable) {
         s.cork();
         corked = s;
