@@ -44,8 +44,8 @@ export interface WrkResult {
   /**
    * CPU microseconds per request answered, by process name (every process on the machine, threads
    * included; a node process by its script), largest first, plus `kernel/other` for busy time no
-   * process was charged with (interrupts), `steal` (the hypervisor ran someone else), `iowait` (idle while a disk write was outstanding:
-   * fsyncs) and `idle`: where the machine's time went over the run.
+   * process was charged with (interrupts), `steal` (the hypervisor ran someone else), `iowait`
+   * (idle while a disk write was outstanding: fsyncs) and `idle`: where the machine's time went.
    */
   breakdown: [string, number][];
 }

@@ -127,6 +127,7 @@ describe('order worker process', () => {
     let out = '';
     plain.stdout!.on('data', (b: Buffer) => (out += b.toString()));
     await waitFor('the worker to start', async () => out.includes('order worker started'), 30_000, 10);
+    // As started: the priority it inherited from this test process.
     expect(new Set(threadNices(plain.pid!))).toEqual(new Set(threadNices(process.pid).slice(0, 1)));
     plain.kill('SIGTERM');
     expect((await exited(plain)).code).toBe(0);
