@@ -52,11 +52,20 @@ export interface WrkResult {
 
 const LUA = path.join(import.meta.dirname, 'grab.lua');
 
-function cpuTotals(): { busy: number; total: number; iowait: number; steal: number } {
+type CpuTotals = { busy: number; total: number; iowait: number; steal: number };
+
+function cpuTotals(): CpuTotals {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const idle = f[3]! + (f[4] ?? 0);
   const total = f.reduce((a, b) => a + b, 0);
   return { busy: total - idle, total, iowait: f[4] ?? 0, steal: f[7] ?? 0 };
+}
+
+/** A process's name and its CPU ticks (user + system: fields 14 and 15 of /proc/<pid>/stat); throws once it is gone. */
+function readStat(pid: number): { comm: string; ticks: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(f[11]) + Number(f[12]) };
 }
 
 /** CPU seconds (user + system) of a process and all its descendants still running (Linux /proc). */
@@ -64,9 +73,7 @@ export function treeCpuSeconds(pid: number): number {
   let ticks = 0;
   const visit = (p: number) => {
     try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+      ticks += readStat(p).ticks;
       for (const task of readdirSync(`/proc/${p}/task`)) {
         for (const child of readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(child));
       }
@@ -85,10 +92,8 @@ function processTicks(): Map<number, { name: string; ticks: number }> {
     const pid = Number(entry);
     if (!Number.isInteger(pid)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(pid, { name: comm.startsWith('node') || comm === 'MainThread' ? nodeName(pid, comm) : comm, ticks: Number(f[11]) + Number(f[12]) });
+      const { comm, ticks } = readStat(pid);
+      out.set(pid, { name: comm.startsWith('node') || comm === 'MainThread' ? nodeName(pid, comm) : comm, ticks });
     } catch {
       /* gone meanwhile */
     }
@@ -107,8 +112,13 @@ function nodeName(pid: number, comm: string): string {
   }
 }
 
-/** Where the machine's CPU went between two snapshots, per request, by process name. */
-function breakdownOf(before: ReturnType<typeof processTicks>, after: ReturnType<typeof processTicks>, busyTicks: number, idleTicks: number, iowaitTicks: number, stealTicks: number, requests: number, generatorCpuS: number): [string, number][] {
+/** Where the machine's CPU went between two snapshots (processes and /proc/stat), per request, by process name. */
+function breakdownOf(procs: [ReturnType<typeof processTicks>, ReturnType<typeof processTicks>], cpu: [CpuTotals, CpuTotals], requests: number, generatorCpuS: number): [string, number][] {
+  const [before, after] = procs;
+  const busyTicks = cpu[1].busy - cpu[0].busy;
+  const idleTicks = cpu[1].total - cpu[0].total - busyTicks;
+  const iowaitTicks = cpu[1].iowait - cpu[0].iowait;
+  const stealTicks = cpu[1].steal - cpu[0].steal;
   // wrk has exited by the second snapshot: its own CPU comes from `times`.
   const byName = new Map<string, number>([['wrk', generatorCpuS * CLOCK_TICKS]]);
   let charged = generatorCpuS * CLOCK_TICKS;
@@ -191,6 +201,6 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     generatorShare: generatorCpuS / (durationS * cpus().length),
     machineBusy: ticks > 0 ? (after.busy - before.busy) / ticks : 0,
     serverCpuUsPerRequest: (serverCpuS * 1e6) / r.requests,
-    breakdown: breakdownOf(procsBefore, procsAfter, after.busy - before.busy, ticks - (after.busy - before.busy), after.iowait - before.iowait, after.steal - before.steal, r.requests, generatorCpuS),
+    breakdown: breakdownOf([procsBefore, procsAfter], [before, after], r.requests, generatorCpuS),
   };
 }

@@ -66,7 +66,9 @@ export const scenario: Scenario = {
     const tokens = (await createTestUsers(db, redis, users)).map((u) => u.token);
     line(`${users} users`, true);
     const shapeB = a.extra.shape === 'b';
-    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es)${shapeB ? ' (shape b: hot-only behind nginx)' : a.extra.shape === 'hot' ? ' (hot-only, no front)' : ''}, ${a.workers} worker(s)`];
+    // `hot`: the hot-only server without a front, only to measure what Next costs the hot routes.
+    const hotOnly = a.extra.shape === 'hot';
+    const summary: string[] = [`grab ${variant}: ${users} users, stock ${stock}, ${a.connections} connections, ${processes} web process(es)${shapeB ? ' (shape b: hot-only behind nginx)' : hotOnly ? ' (hot-only, no front)' : ''}, ${a.workers} worker(s)`];
 
     const ceiling = await h.startCeiling(processes);
     // Open loop (--rate): the ceiling is driven by the same generator at the same rate, so its
@@ -80,8 +82,6 @@ export const scenario: Scenario = {
     const profile = a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : [];
     // Shape (b): a hot-only web server (Next not loaded) behind an nginx front with as many workers;
     // the front's CPU counts as the server's. Default (a): one server, hot routes + Next.
-    // `hot`: the hot-only server without a front, only to measure what Next costs the hot routes.
-    const hotOnly = a.extra.shape === 'hot';
     const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : hotOnly ? { WEB_PART: 'hot' } : {}) }, profile);
     const webPort = Number(new URL(web.url).port);
     const front = shapeB ? await h.startFront(webPort, webPort, processes) : null;
