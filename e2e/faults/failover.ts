@@ -21,7 +21,7 @@
 import { execFileSync } from 'node:child_process';
 import type { Cluster as RedisCluster } from 'ioredis';
 import { PrivateMariaDb, PrivateRabbit } from './private-services';
-import { faultPorts, sleep, waitFor } from './procs';
+import { faultPorts, runToExit, sleep, waitFor } from './procs';
 import { Cluster as Services } from './cluster';
 import { Storm } from './storm';
 import { countForgotten, createSale, passed, settle, snapshotBuyers, visibility } from './sale';
@@ -161,14 +161,7 @@ async function main(): Promise<number> {
   }
 }
 
-main()
-  .then(async (code) => {
-    await Promise.allSettled([mysql.stop(), rabbit.stop()]);
-    cluster('stop');
-    process.exit(code);
-  })
-  .catch(async (e) => {
-    console.error(e);
-    await Promise.allSettled([mysql.stop(), rabbit.stop()]);
-    process.exit(1);
-  });
+runToExit(main, async () => {
+  await Promise.allSettled([mysql.stop(), rabbit.stop()]);
+  cluster('stop');
+});

@@ -75,3 +75,20 @@ export function faultPorts(offset: number, d: { mysql: number; redis: number; ra
   const b = base + offset;
   return { mysql: b, redis: b + 1, webs: d.webs.map((_, i) => b + 2 + i), rabbit: b + 2000, rabbitDist: b + 22000 };
 }
+
+/**
+ * Runs a fault script's main and exits with its code (1 if it threw), after `cleanup` (stopping the
+ * script's private services) has run either way: a failed run must not leave a MariaDB or a broker
+ * of its own behind on the ports the next run takes.
+ */
+export function runToExit(main: () => Promise<number>, cleanup: () => Promise<unknown> | void): void {
+  main()
+    .catch((e) => {
+      console.error(e);
+      return 1;
+    })
+    .then(async (code) => {
+      await Promise.resolve().then(cleanup).catch((e) => console.error('cleanup:', e));
+      process.exit(code);
+    });
+}

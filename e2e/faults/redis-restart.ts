@@ -11,7 +11,7 @@
  *   FAULT_PORT_BASE=3650 …   private ports (e2e/faults/procs.ts faultPorts)
  */
 import { PrivateMariaDb, PrivateRabbit, PrivateRedis } from './private-services';
-import { faultPorts, sleep, waitFor } from './procs';
+import { faultPorts, runToExit, sleep, waitFor } from './procs';
 import { Cluster as Services } from './cluster';
 import { Storm } from './storm';
 import { countForgotten, createSale, passed, settle, snapshotBuyers, visibility, type Verdict } from './sale';
@@ -106,13 +106,4 @@ async function main(): Promise<number> {
   }
 }
 
-main()
-  .then(async (code) => {
-    await Promise.allSettled([mysql.stop(), rabbit.stop(), redisSrv.stop()]);
-    process.exit(code);
-  })
-  .catch(async (e) => {
-    console.error(e);
-    await Promise.allSettled([mysql.stop(), rabbit.stop(), redisSrv.stop()]);
-    process.exit(1);
-  });
+runToExit(main, () => Promise.allSettled([mysql.stop(), rabbit.stop(), redisSrv.stop()]));

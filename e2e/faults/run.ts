@@ -10,7 +10,7 @@
  *   FAULT_PORT_BASE=3650 …           private ports (e2e/faults/procs.ts faultPorts)
  */
 import { PrivateMariaDb, PrivateRabbit, PrivateRedis } from './private-services';
-import { faultPorts, sleep, waitFor } from './procs';
+import { faultPorts, runToExit, sleep, waitFor } from './procs';
 import { Cluster } from './cluster';
 import { Storm } from './storm';
 
@@ -183,13 +183,4 @@ async function main(): Promise<number> {
   }
 }
 
-main()
-  .then(async (code) => {
-    await Promise.allSettled([mysql.stop(), redisSrv.stop(), rabbit.stop()]);
-    process.exit(code);
-  })
-  .catch(async (e) => {
-    console.error(e);
-    await Promise.allSettled([mysql.stop(), redisSrv.stop(), rabbit.stop()]);
-    process.exit(1);
-  });
+runToExit(main, () => Promise.allSettled([mysql.stop(), redisSrv.stop(), rabbit.stop()]));
