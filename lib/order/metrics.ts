@@ -15,6 +15,8 @@ export function createWorkerMetrics() {
     dbStalls: new Counter({ name: 'hmdp_orders_db_stalls_total', help: 'Batch attempts that hit an unreachable or busy database', registers }),
     republished: new Counter({ name: 'hmdp_outbox_republished_total', help: 'Pending orders the sweeper published again', registers }),
     released: new Counter({ name: 'hmdp_outbox_released_total', help: 'Discarded dead letters whose Redis reservation the sweeper gave back', registers }),
+    timeoutsScheduled: new Counter({ name: 'hmdp_order_timeouts_scheduled_total', help: 'Persisted orders whose payment timeout the broker confirmed (delay queue)', registers }),
+    timeoutsUnscheduled: new Counter({ name: 'hmdp_order_timeouts_unscheduled_total', help: 'Persisted orders whose timeout could not be scheduled: the SQL backstop cancels them', registers }),
     repairs: new Counter({ name: 'hmdp_seckill_repairs_total', help: 'Sales rebuilt from MySQL after Redis may have forgotten writes (per voucher)', labelNames: ['reason'] as const, registers }),
     batchSeconds: new Histogram({
       name: 'hmdp_order_batch_seconds',

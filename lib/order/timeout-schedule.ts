@@ -79,12 +79,17 @@ export async function scheduleOrderTimeouts(ch: ConfirmChannel, orders: TimeoutD
   );
 }
 
-/** Never throws: a failed schedule is logged and left to the backstop. */
-export async function scheduleOrderTimeoutsSafely(orders: TimeoutDue[], channel: () => ConfirmChannel | Promise<ConfirmChannel> = getPublishChannel): Promise<void> {
-  if (orders.length === 0) return;
+/**
+ * Never throws: a failed schedule is logged and left to the backstop. True when the broker
+ * confirmed every message (the timeouts now outlive this process), false when the backstop has them.
+ */
+export async function scheduleOrderTimeoutsSafely(orders: TimeoutDue[], channel: () => ConfirmChannel | Promise<ConfirmChannel> = getPublishChannel): Promise<boolean> {
+  if (orders.length === 0) return true;
   try {
     await scheduleOrderTimeouts(await channel(), orders);
+    return true;
   } catch (err) {
     log.warn({ err: (err as Error).message, orders: orders.length }, 'could not schedule payment timeouts; the SQL backstop will cancel them');
+    return false;
   }
 }

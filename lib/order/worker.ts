@@ -154,7 +154,10 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     metrics,
     maxAttempts: o.maxAttempts,
     isStopping: () => stopping,
-    onPersisted: (msgs) => scheduleOrderTimeoutsSafely(msgs, () => liveConfirm()),
+    onPersisted: async (msgs) => {
+      const scheduled = await scheduleOrderTimeoutsSafely(msgs, () => liveConfirm());
+      (scheduled ? metrics.timeoutsScheduled : metrics.timeoutsUnscheduled).inc(msgs.length);
+    },
     retryDelayMs: (attempts) => retryDelayFor(attempts, o.retryBaseMs),
     retry: (d, attempts, reason) =>
       publishConfirmed(liveConfirm(d as AmqpDelivery), '', names.retryQueue(retryDelayFor(attempts, o.retryBaseMs)), d.body, {
