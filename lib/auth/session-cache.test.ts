@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-// Off by default (README: measured slower over HTTP here); these tests prove it when it is on.
+// The suites run with the cache off (lib/test/setup-env.ts); these tests turn it on, at its product default.
 const savedCacheMs = vi.hoisted(() => {
   const s = process.env.SESSION_CACHE_MS;
   process.env.SESSION_CACHE_MS = '1000';
