@@ -2,9 +2,11 @@
  * The hot routes' metrics (counted in plain numbers, read by prom-client through get()): the
  * Prometheus text one process exposes, and the cluster sum the primary serves.
  */
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { AggregatorRegistry, register } from 'prom-client';
-import { observeHotRoute } from '@/lib/hot/metrics';
+import { observeHotRoute, serveMetrics } from '@/lib/hot/metrics';
 
 const text = () => register.getSingleMetricAsString('hmdp_hot_request_seconds');
 const line = (t: string, prefix: string) => t.split('\n').find((l) => l.startsWith(prefix))?.split(' ').pop();
@@ -37,5 +39,18 @@ describe('hot route metrics', () => {
     expect(line(t, `hmdp_hot_requests_total{route="${route}",outcome="ok"}`)).toBe('2');
     expect(line(t, `hmdp_hot_request_seconds_bucket{route="${route}",outcome="ok",le="0.0025"}`)).toBe('2');
     expect(line(t, `hmdp_hot_request_seconds_count{route="${route}",outcome="ok"}`)).toBe('2');
+  });
+
+  it('a metrics port already taken costs the metrics, not the process that asked for it', async () => {
+    const squatter = createServer();
+    await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', r));
+    const port = (squatter.address() as AddressInfo).port;
+    // Without a handler the 'error' event would be thrown: in the web server's cluster primary,
+    // that took every web process down with it (seen: EADDRINUSE, exit 1).
+    const metrics = serveMetrics(port, '127.0.0.1', () => register.metrics());
+    await new Promise((r) => setTimeout(r, 200));
+    expect(metrics.listening).toBe(false);
+    metrics.close();
+    squatter.close();
   });
 });

@@ -7,6 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { AggregatorRegistry, register } from 'prom-client';
+import { log } from '@/lib/log';
 import type { Observe } from '@/lib/hot/server';
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -139,6 +140,11 @@ export function serveMetrics(port: number, host: string, source: () => Promise<s
     );
   });
   server.on('close', () => rates.stop());
+  // A taken port costs the metrics, never the web server (an unhandled 'error' would end the process).
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    rates.stop();
+    log.warn({ err: err.message, port }, 'web metrics port unavailable; serving without metrics (WEB_METRICS_PORT)');
+  });
   return server.listen(port, host);
 }
 
