@@ -25,6 +25,10 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
   exit 1
 fi
 
+# The console's live grab rate (/admin/vouchers/{id}/live) reads the web server's metrics port, on
+# its own port, never the public one. On unless the environment or a local env file says otherwise.
+if [ -z "${WEB_METRICS_PORT:-}" ] && ! grep -qs '^WEB_METRICS_PORT=' .env.local .env; then export WEB_METRICS_PORT=9465; fi
+
 # Binaries directly (not `npm run`), so SIGTERM reaches the processes themselves.
 pids=()
 stop() {
@@ -58,6 +62,11 @@ cat <<MSG
 
   hmdp-next is running:  http://localhost:$PORT
   admin console:         http://localhost:$PORT/admin
+MSG
+if [ -n "${WEB_METRICS_PORT:-}" ] && [ "$WEB_METRICS_PORT" != 0 ]; then
+  echo "  web metrics:           http://127.0.0.1:$WEB_METRICS_PORT/metrics (not the public port)"
+fi
+cat <<MSG
 
   consumer  any phone (e.g. 13912345678) → 获取验证码; there is no SMS gateway in this demo:
             the code is printed in the log ("dev sms: login code") and kept at dev:sms:{phone}
