@@ -26,8 +26,10 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
 fi
 
 # The console's live grab rate (/admin/vouchers/{id}/live) reads the web server's metrics port, on
-# its own port, never the public one. On unless the environment or a local env file says otherwise.
-if [ -z "${WEB_METRICS_PORT:-}" ] && ! grep -qs '^WEB_METRICS_PORT=' .env.local .env; then export WEB_METRICS_PORT=9465; fi
+# its own port, never the public one. On by default only on loopback (the port listens on HOST:
+# a wider HOST opts in by setting it), and unless the environment or a local env file says otherwise.
+case "$HOST" in 127.0.0.1|localhost|::1) loopback=1 ;; *) loopback=0 ;; esac
+if [ $loopback = 1 ] && [ -z "${WEB_METRICS_PORT:-}" ] && ! grep -qs '^WEB_METRICS_PORT=' .env.local .env; then export WEB_METRICS_PORT=9465; fi
 
 # Binaries directly (not `npm run`), so SIGTERM reaches the processes themselves.
 pids=()
