@@ -5,7 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
@@ -53,12 +54,11 @@ const exited = (c: ChildProcess) =>
     else c.once('exit', (code, signal) => resolve({ code, signal }));
   });
 
-/** The nice value of every thread of a process (Linux /proc: field 19 of each task's stat). */
+/** The nice value of every thread of a process (Linux keeps one per thread; getpriority takes a thread id). */
 function threadNices(pid: number): number[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+      return [getPriority(Number(tid))];
     } catch {
       return []; // the thread ended meanwhile
     }
