@@ -8,7 +8,7 @@
  * message (up to MAX_BATCH_ORDERS orders each; lib/order/message.ts) with one confirm, and
  * `publishSoon` settles when that message's confirm arrives — no per-order round trip beyond the
  * confirm wait, and the broker stores, replicates and confirms one message per turn instead of
- * one per order (measured in the README: the broker's CPU per order was the grab's largest cost).
+ * one per order (docs/hot-server.md#publishing-in-batches: the broker's CPU per order was the grab's largest cost).
  * It rejects on a nack, a dead channel or broker, or after PUBLISH_CONFIRM_TIMEOUT_MS; the caller
  * then gives the unit back (lib/seckill/grab.ts) and answers 503.
  *
