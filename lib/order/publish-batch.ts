@@ -110,9 +110,3 @@ function flush(): void {
     },
   );
 }
-
-/** For tests and shutdown: resolves once every publish started so far has been confirmed or failed. */
-export async function publishesSettled(timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((queued.length > 0 || unconfirmed > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-}
