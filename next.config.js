@@ -4,7 +4,7 @@
  * @type {import('next').NextConfig}
  */
 const nextConfig = {
-  serverExternalPackages: ['ioredis', 'amqplib', 'mysql2', 'pino', 'bcryptjs', 'prom-client', '@sesamecare-oss/redlock', 'node-zookeeper-client'],
+  serverExternalPackages: ['ioredis', 'amqplib', 'mysql2', 'pino', 'prom-client', '@sesamecare-oss/redlock', 'node-zookeeper-client'],
   poweredByHeader: false,
   reactStrictMode: true,
   // forbidden() → a real 403 status for console pages a consumer (or another merchant) opens.

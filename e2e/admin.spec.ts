@@ -5,8 +5,8 @@
  * Also: the role check on every console page, inline field errors, inert HTML in titles, dead
  * letters and the shop edit form.
  *
- * The consumer grabs with the page's own fetch (its session cookie): the shop page that hosts the
- * grab button belongs to the shop issue.
+ * The consumer grabs with the page's own fetch (its session cookie); the shop page's grab box is
+ * driven in e2e/journey.spec.ts.
  */
 import { devices, expect, test, type Page } from '@playwright/test';
 import { createConnection } from 'mysql2/promise';

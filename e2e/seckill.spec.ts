@@ -1,7 +1,7 @@
 /**
- * The flash sale in a browser: a consumer logs in by SMS, grabs a voucher from the page (the shop
- * page that hosts the grab button belongs to another issue, so the page's own fetch drives the
- * API with the browser's session cookie), the real worker writes the order, 我的订单 shows it.
+ * The flash sale in a browser: a consumer logs in by SMS, grabs a voucher from the page (the page's
+ * own fetch drives the API with the browser's session cookie; the shop page's grab box is driven
+ * in e2e/journey.spec.ts), the real worker writes the order, 我的订单 shows it.
  */
 import { expect, test } from '@playwright/test';
 import { createConnection } from 'mysql2/promise';

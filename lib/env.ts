@@ -14,13 +14,16 @@ const bool = z
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 
 const schema = z.object({
+  // ── runtime ──
+  /** development / test / production (`npm run up` runs production). */
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** The web server's port. */
   PORT: z.coerce.number().int().positive().default(3000),
   /** Address the servers listen on; anything but loopback is refused while demo credentials remain (lib/http/listen-guard.ts). */
   HOST: z.string().min(1).default('127.0.0.1'),
   /**
    * Web server processes (node:cluster workers); 0 = one per core. Default 1, measured on the
-   * 2-core box shared with Redis, RabbitMQ, MySQL and the worker (README: The hot server): two
+   * 2-core box shared with Redis, RabbitMQ, MySQL and the worker (docs/hot-server.md#how-many-processes): two
    * processes answer a sold-out storm 35-50 % faster but no more accepted grabs, and put the
    * open-loop p99 at 5 000 req/s at 24-53 ms (median 47) against 8-33 ms (median 13) with one.
    */
@@ -29,23 +32,29 @@ const schema = z.object({
   WEB_PART: z.enum(['all', 'hot']).default('all'),
   /**
    * Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After.
-   * 2048 (measured, README): a spike of 1000 connections, each holding one request, was shed 6 942
+   * 2048 (measured, docs/hot-server.md#shedding): a spike of 1000 connections, each holding one request, was shed 6 942
    * times at 512 and answered whole, none 5xx, within 6 s at 2048.
    */
   HOT_MAX_IN_FLIGHT: int(2048),
-  /** Port of the web server's Prometheus /metrics (hot routes, summed over its processes); 0 = off. */
+  /** Port of the web server's Prometheus /metrics and /grab-rate (hot routes, summed over its processes), read by the console's live page; 0 = off (`npm run up` on loopback sets 9465). */
   WEB_METRICS_PORT: int(0),
-  /** ioredis auto-pipelining: the web server turns it on for its own processes (not the worker). */
+  /** The Redis commands of one event-loop turn leave in one socket write (lib/redis/write-per-turn.ts, not ioredis' own auto-pipelining); the web server turns it on for its own processes (not the worker). */
   REDIS_AUTO_PIPELINING: bool.default(false),
   /** Tests only: `hot` sends lib/test callRoute requests for hot routes over HTTP through the hot server. */
   TEST_DOOR: z.enum(['handler', 'hot']).default('handler'),
+  /** Public URL, e.g. https://hmdp.example.com, when behind a proxy. */
   APP_URL: z.string().url().optional(),
   /** Which X-Forwarded-For entry is the client: empty = none (the socket), a hop count, or CIDRs (lib/http/client-ip.ts). */
   TRUSTED_PROXIES: z.string().default(''),
+  /** fatal / error / warn / info / debug / trace / silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
+  // ── services ──
+  /** MySQL / MariaDB. */
   DATABASE_URL: z.string().url().default('mysql://root@127.0.0.1:3306/hmdp'),
+  /** MySQL connections per process. */
   DB_POOL_SIZE: int(20),
+  /** The one Redis (unused when REDIS_CLUSTER_NODES is set). */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
   /** Extra independent Redis nodes for the multi-node (redlock) lock, comma separated. */
   REDLOCK_NODES: z
@@ -74,16 +83,20 @@ const schema = z.object({
     .string()
     .default('0,5000,30000')
     .transform((s) => s.split(',').map((x) => Number(x.trim())).filter((n) => Number.isFinite(n) && n >= 0)),
+  /** The RabbitMQ broker. */
   RABBITMQ_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   /** Prefix of every exchange and queue name, so tests and several deployments can share a broker. */
   MQ_PREFIX: z.string().regex(/^[a-z0-9_.-]+$/i).default('hmdp'),
 
+  // ── auth ──
+  /** At least 32 characters; signs the session JWT cookie. */
   AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters (npm run up generates one)'),
+  /** The Redis session's lifetime, slid by every request that carries a valid session (public routes included). */
   SESSION_TTL_SECONDS: int(30 * 60),
   /**
    * How long a process trusts a session it read (token → user) without asking Redis; revocations
    * reach it by pub/sub sooner. 0 = off. Default 1 s (measured: a sold-out storm costs 32 instead
-   * of 38 µs of web CPU per request, README). The test suites set 0 (lib/test/setup-env.ts): their
+   * of 38 µs of web CPU per request, docs/hot-server.md#session-cache). The test suites set 0 (lib/test/setup-env.ts): their
    * tests delete or expire sessions behind the product's back and expect the next request to see
    * it; lib/auth/session-cache.test.ts turns it on and proves the bound. (Not keyed on NODE_ENV:
    * `next build` inlines NODE_ENV as production into the pages, which would then disagree.)
@@ -92,27 +105,39 @@ const schema = z.object({
   /** Tokens one process's session cache holds at most. */
   SESSION_CACHE_MAX: z.coerce.number().int().positive().default(50_000),
 
+  // ── SMS and rate limits ──
+  /** `dev` logs the code and writes dev:sms:{phone} (there is no SMS gateway). */
   SMS_PROVIDER: z.enum(['dev']).default('dev'),
   /** The dev SMS provider writes codes where tests can read them; never in production unless forced. */
   ALLOW_DEV_SMS_IN_PRODUCTION: bool.default(false),
+  /** false switches every rate limit off (load tests). */
   RATE_LIMITS: bool.default(true),
+  /** One code per phone per this many seconds. */
   SMS_COOLDOWN_SECONDS: int(60),
+  /** Codes per phone per day. */
   SMS_DAILY_MAX: int(10),
+  /** Codes per client address per hour (IPv6: per /64). */
   SMS_IP_HOURLY_MAX: int(30),
+  /** Grab attempts per user per second. */
   SECKILL_USER_PER_SECOND: int(5),
+  /** Grab attempts per client address per second. */
   SECKILL_IP_PER_SECOND: int(200),
 
-  /** Shop cache (lib/cache, lib/shop): lifetimes in seconds; every TTL gets up to +JITTER of random extra. */
+  // ── shop cache (lib/cache, lib/shop) ──
+  /** Shop detail and list lifetime in seconds; every TTL gets up to +CACHE_TTL_JITTER of random extra. */
   CACHE_SHOP_TTL_SECONDS: int(30 * 60),
+  /** Lifetime of the "not in the DB" marker (the penetration guard). */
   CACHE_NULL_TTL_SECONDS: int(60),
+  /** 0..1: keys written together expire apart (the avalanche guard). */
   CACHE_TTL_JITTER: z.coerce.number().min(0).max(1).default(0.2),
   /** Hot shops keep their entry forever and refresh it in the background after this long. */
   CACHE_LOGICAL_TTL_SECONDS: int(10 * 60),
-  /** Hot shops: these ids plus the top-N by sold (recomputed by `npm run cache:warm`). */
+  /** Comma-separated shop ids that are always hot (logical expiry, never a wait). */
   CACHE_HOT_SHOP_IDS: z
     .string()
     .default('')
     .transform((s) => s.split(',').map((x) => x.trim()).filter((x) => /^[1-9]\d{0,18}$/.test(x))),
+  /** Plus the top N shops by sold (recomputed by `npm run cache:warm`). */
   CACHE_HOT_TOP_N: int(5),
   /** How long a reader waits for another instance's rebuild before loading on its own. */
   CACHE_LOCK_WAIT_MS: int(3000),
@@ -123,16 +148,24 @@ const schema = z.object({
   /** Enables /api/bench/constant (always on outside production). */
   BENCH_ROUTES: bool.default(false),
 
-  /** `db` is the seeds' synchronous version, kept only for the benchmark comparison. */
+  // ── flash sale, worker and order lifecycle ──
+  /** `redis` is the product; `db` grabs in one synchronous MySQL transaction on the stock row, kept only for the benchmark comparison. */
   SECKILL_STRATEGY: z.enum(['redis', 'db']).default('redis'),
+  /** Unacked order messages per worker. */
   WORKER_PREFETCH: int(1000),
+  /** Orders per MySQL transaction. */
   WORKER_BATCH_SIZE: int(500),
+  /** How long a partial batch waits for more orders. */
   WORKER_BATCH_WAIT_MS: int(20),
   /** The order worker's nice value (0-19, 0 = as started): it yields the CPU to the grab path when both want it (lib/order/priority.ts). */
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /** Deliveries before an order message is dead-lettered. */
   ORDER_MAX_ATTEMPTS: int(5),
+  /** Retry backoff base (1x, 5x, 25x, 60x). */
   ORDER_RETRY_BASE_MS: int(1000),
+  /** How often the sweeper looks at the pending outbox. */
   OUTBOX_SWEEP_INTERVAL_MS: int(5000),
+  /** A pending order older than this is published again. */
   OUTBOX_STALE_MS: int(10000),
   /** How long an accepted grab waits for its order message's broker confirm before it gives the unit back and answers 503. */
   PUBLISH_CONFIRM_TIMEOUT_MS: z.coerce.number().int().positive().default(2000),
@@ -140,6 +173,7 @@ const schema = z.object({
   ORDER_PAY_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(900),
   /** How often the SQL backstop looks for overdue unpaid orders and unit returns owed to Redis. */
   ORDER_TIMEOUT_SWEEP_INTERVAL_MS: int(5000),
+  /** `dev` pays and refunds at once (no money). */
   PAYMENT_PROVIDER: z.enum(['dev']).default('dev'),
   /** Signs the payment provider's notify calls (HMAC-SHA256); empty refuses every notify. */
   PAYMENT_NOTIFY_SECRET: z.string().default(''),
@@ -149,11 +183,13 @@ const schema = z.object({
   SECKILL_ENDED_KEY_TTL_SECONDS: int(24 * 3600),
   /** /api/health warns when Redis uses more than this share of maxmemory (or of REDIS_MEMORY_WARN_BYTES without a maxmemory). */
   REDIS_MEMORY_WARN_RATIO: z.coerce.number().min(0).max(1).default(0.8),
+  /** The budget /api/health measures against when Redis has no maxmemory; 0 = no warning then. */
   REDIS_MEMORY_WARN_BYTES: int(0),
   /** Port of the worker's Prometheus /metrics endpoint; 0 = off. */
   WORKER_METRICS_PORT: int(0),
 
-  /** 点评: where uploaded note images are stored (created on demand; gitignored default). */
+  // ── 点评 (notes, feed) ──
+  /** 点评: where uploaded note images are stored (created on demand; gitignored default); every web instance must see the same directory. */
   UPLOAD_DIR: z.string().min(1).default('data/uploads'),
   /** 点评: each follower's feed inbox keeps only its newest this many notes. */
   FEED_INBOX_MAX: z.coerce.number().int().positive().default(1000),
@@ -162,6 +198,8 @@ const schema = z.object({
 });
 
 export type Env = z.infer<typeof schema>;
+/** The schema itself, for scripts/env-doc.ts (docs/configuration.md is generated from this file). */
+export { schema as envSchema };
 
 function load(): Env {
   const parsed = schema.safeParse(process.env);

@@ -40,7 +40,7 @@ export class AppError extends Error {
 
   constructor(code: ErrorCode, message: string, extra: { fields?: Record<string, string>; retryAfter?: number } = {}) {
     // No stack: an AppError is an answer, not a fault. errorReply reads its code and message only,
-    // and capturing a stack was 9 % of the web process's CPU in a sold-out storm (README: The hot server).
+    // and capturing a stack was 9 % of the web process's CPU in a sold-out storm (docs/hot-server.md#errors-are-answers).
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(message);

@@ -3,7 +3,7 @@
  * core and the grab route's handler) answer from process memory most of the time; returning the
  * value itself there, instead of a promise, spares the promise, its microtask turn and (with
  * Next's AsyncLocalStorage installed in the same process) an async-hook call per step. Measured
- * on a refused grab in the README.
+ * on a refused grab: docs/hot-server.md#refusals-without-a-promise.
  */
 export type MaybePromise<T> = T | Promise<T>;
 

@@ -1,6 +1,6 @@
 --[[
   Releases one hold of a lock, only if the caller still owns it: a holder whose lease ran out can
-  never delete the lock the next holder took meanwhile (the seeds' 误删 problem). The last hold
+  never delete the lock the next holder took meanwhile (误删, deleting someone else's lock). The last hold
   deletes the lock and publishes on its channel, which wakes the waiters (no polling).
   KEYS[1]  lock:{name}           hash { owner, count, fence }
   KEYS[2]  lock:{name}:released  pub/sub channel (passed as a key so it carries the hash tag)

@@ -1,5 +1,5 @@
 --[[
-  The grab (README: Flash sale) in one round trip, atomically: the per-user and per-IP limits of
+  The grab (docs/flash-sale.md#where-a-grab-goes) in one round trip, atomically: the per-user and per-IP limits of
   this voucher, the sale window by Redis' clock, one order per user, stock > 0; then take one
   unit, record the buyer and put the order in the voucher's outbox. Every key is in the voucher's
   hash slot (the limit keys carry its tag), so the script runs on one Redis Cluster node.

@@ -1,5 +1,5 @@
 --[[
-  Issues the next global order id parts (README: Redis keys): Redis' own clock and the daily sequence,
+  Issues the next global order id parts (docs/security.md#redis-keys): Redis' own clock and the daily sequence,
   read together so ids come out in the order the sequence is incremented, whatever the clocks of
   the web instances say. A count > 1 leases a block of sequence numbers at once (lib/id/pool.ts).
 

@@ -1,5 +1,5 @@
 --[[
-  Preheat / repair one voucher from the database (README: Flash sale), safe during a live sale: buyers
+  Preheat / repair one voucher from the database (docs/flash-sale.md#preheat-and-repair), safe during a live sale: buyers
   only grow (union with the DB buyers passed in: a buyer accepted in Redis but not yet written
   stays a buyer), the initial stock and window are the database's, and the remaining stock is
   recomputed from them in the same atomic step, so `stock + |buyers| = initial` holds after every

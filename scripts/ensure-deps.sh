@@ -4,10 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v node >/dev/null; then echo "✗ Node.js 20+ is required (https://nodejs.org)" >&2; exit 1; fi
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "… installing npm dependencies"
-  # `npm install` honours package-lock.json; `npm ci` in npm 11 rejects locks that omit other
-  # platforms' optional binaries (tailwind oxide, next swc).
+if [ ! -d node_modules ]; then
+  echo "… installing npm dependencies (npm ci)"
+  # A fresh checkout installs exactly the lock (every platform's optional binaries are in it) and
+  # leaves it untouched. npm ci refuses a lock out of step with package.json; then npm install.
+  npm ci --no-audit --no-fund --loglevel=error \
+    || { echo "… package-lock.json is out of step with package.json: npm install"; npm install --no-audit --no-fund --loglevel=error; }
+elif [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "… updating npm dependencies"
   npm install --no-audit --no-fund --loglevel=error
 fi
 if ! grep -qs '^AUTH_SECRET=' .env.local; then

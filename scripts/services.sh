@@ -94,7 +94,7 @@ ensure MySQL "$(setting DATABASE_URL mysql://root@127.0.0.1:3306/hmdp)" 3306 sta
 ensure Redis "$(setting REDIS_URL redis://127.0.0.1:6379/0)" 6379 start_redis redis || ok=1
 ensure RabbitMQ "$(setting RABBITMQ_URL amqp://guest:guest@127.0.0.1:5672)" 5672 start_rabbitmq rabbitmq || ok=1
 
-# Seckill keys must never be evicted (README: Redis keys). Only touch a local server.
+# Seckill keys must never be evicted (docs/security.md#redis-keys). Only touch a local server.
 if have redis-cli && [ $ok = 0 ]; then
   read -r rh rp < <(hostport "$(setting REDIS_URL redis://127.0.0.1:6379/0)" 6379)
   if is_local "$rh"; then redis-cli -h "$rh" -p "$rp" CONFIG SET maxmemory-policy noeviction >/dev/null 2>&1 || true; fi

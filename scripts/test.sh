@@ -29,10 +29,10 @@ bash scripts/services.sh zookeeper install
 echo "▶ typecheck";            npx tsc --noEmit
 echo "▶ lint";                 npx eslint . --max-warnings=0
 # Build before the tests: the security suite scans the client bundles, e2e serves the build.
-echo "▶ build";                npx next build >/tmp/hmdp-test-build.log 2>&1 || { tail -40 /tmp/hmdp-test-build.log; exit 1; }
+echo "▶ build";                mkdir -p .run; npx next build >.run/test-build.log 2>&1 || { tail -40 .run/test-build.log; exit 1; }
 echo "▶ unit + integration";   npx vitest run --exclude lib/order/timeout-broker-restart.test.ts
 # The private-broker restart proof on its own, with one retry: in the full run it has timed out
-# now and then on this 2-core machine (it passes alone); see the README's lifecycle section.
+# now and then on this 2-core machine (it passes alone); see docs/order-lifecycle.md#tests.
 echo "▶ payment timeout across a broker restart"; npx vitest run lib/order/timeout-broker-restart.test.ts --retry 1
 # The Redis-touching paths once more on a real 3 + 3 Redis Cluster (about a minute): sessions and
 # logins, locks (release notifications across nodes), the cache mutex, the grab path and the worker

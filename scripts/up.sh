@@ -11,7 +11,8 @@ npm run -s db:seed
 # Rebuild only when a source file is newer than the last build.
 if [ ! -f .next/BUILD_ID ] || [ -n "$(find app lib lua public next.config.js package-lock.json -newer .next/BUILD_ID -print -quit 2>/dev/null)" ]; then
   echo "… building the web app (about a minute)"
-  npx next build >/tmp/hmdp-build.log 2>&1 || { tail -40 /tmp/hmdp-build.log; echo "✗ build failed (full log: /tmp/hmdp-build.log)" >&2; exit 1; }
+  mkdir -p .run  # this checkout's own log (gitignored): two checkouts never write one file
+  npx next build >.run/build.log 2>&1 || { tail -40 .run/build.log; echo "✗ build failed (full log: .run/build.log)" >&2; exit 1; }
 fi
 if [ -f scripts/cache-warm.ts ]; then npm run -s cache:warm || echo "! cache warm-up failed; pages fill the cache on first read"; fi
 

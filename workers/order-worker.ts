@@ -18,7 +18,7 @@ import { lowerOwnPriority } from '@/lib/order/priority';
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 log.info('order worker starting');
-// The grab path goes first when both want a core (README: the worker).
+// The grab path goes first when both want a core (docs/flash-sale.md#worker-priority).
 lowerOwnPriority(env.WORKER_NICE);
 
 const starting = (async () => {

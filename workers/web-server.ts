@@ -3,7 +3,7 @@
  * one node:http server on HOST:PORT answering the flash-sale hot routes itself (lib/hot) and
  * handing every other request to Next's request handler. SIGTERM/SIGINT: stop accepting, finish
  * what is in flight, close connections, exit. WEB_PART=hot: the hot routes only, Next never loaded
- * (shape (b) of the README's hot server: a front such as nginx sends the rest elsewhere).
+ * (shape (b) of docs/hot-server.md#shape-a-and-shape-b: a front such as nginx sends the rest elsewhere).
  */
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
@@ -34,7 +34,8 @@ async function refuseUnsafeListen(): Promise<void> {
 
 function runPrimary(): void {
   let stopping = false;
-  // Auto-pipelining suits the web processes (many concurrent requests), not the order worker.
+  // One Redis write per event-loop turn (lib/redis/write-per-turn.ts) suits the web processes
+  // (many concurrent requests), not the order worker.
   const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true' });
   for (let i = 0; i < processes; i++) fork();
   if (env.WEB_METRICS_PORT) void import('@/lib/hot/metrics').then((m) => m.serveClusterMetrics(env.WEB_METRICS_PORT, env.HOST));

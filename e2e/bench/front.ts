@@ -1,8 +1,8 @@
 /**
- * Shape (b) of the hot server (README: The hot server): nginx as the light front on the one public
- * origin, sending the flash-sale hot routes to a hot-only web server (WEB_PART=hot, Next never
- * loaded) and everything else to Next — the seeds' nginx in front of Tomcat. Only the bench starts
- * it, to measure (b) beside (a); the product's `npm start` is shape (a).
+ * Shape (b) of the hot server (docs/hot-server.md#shape-a-and-shape-b): nginx as the light front
+ * on the one public origin, sending the flash-sale hot routes to a hot-only web server (WEB_PART=hot, Next never
+ * loaded) and everything else to Next, as the original 黑马点评 puts nginx in front of Tomcat.
+ * Only the bench starts it, to measure (b) beside (a); the product's `npm start` is shape (a).
  */
 export function frontConfig(o: { dir: string; port: number; hotPort: number; nextPort: number; workers: number }): string {
   const proxy = (upstream: string) => `proxy_pass http://${upstream};

@@ -5,7 +5,7 @@
  *
  *   npm run bench                                   seckill storm, strategy redis
  *   npm run bench -- shop                           cached shop detail vs a constant route
- *   npm run bench -- --strategy db                  the seeds' synchronous version
+ *   npm run bench -- --strategy db                  the grab as one synchronous MySQL transaction
  *   npm run bench -- --compare                      both, with ratios
  *   npm run bench -- --rate 500 --duration 20       fixed offered rate (open loop)
  *   npm run bench -- --scenario drain --messages 50000 --workers 1
@@ -14,11 +14,13 @@
  *
  * Options: --users U (1000) --stock S (100) --connections C (50) --duration D s (10) --rate R
  * --workers W (1) --messages N (50000) --batch B --prefetch P --warmup seconds (3, seckill scenario)
- * --build (rebuild .next first).
+ * --build (rebuild .next first), --no-docs (leave docs/benchmarks.md alone: a verified run rewrites
+ * its rows there, e2e/bench/docs-table.ts).
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_MQ_PREFIX override the bench's own services.
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { writeBenchRows } from './docs-table';
 import type { BenchArgs, RunResult, Scenario } from './types';
 
 function parseArgs(argv: string[]): { flags: Record<string, string>; bools: Set<string> } {
@@ -120,6 +122,10 @@ try {
     };
     if (args.json) console.log(JSON.stringify(ratio));
     else console.log(`compare ${ratio.compare}: throughput ×${ratio.rps_ratio}${ratio.p99_ratio === null ? '' : `, p99 ×${ratio.p99_ratio}`}`);
+  }
+  if (!bools.has('no-docs')) {
+    const written = writeBenchRows(scenarioName, results, flags, bools);
+    if (written.length) h.log(`docs/benchmarks.md: row(s) ${written.map((k) => `\`${k}\``).join(', ')} rewritten (--no-docs leaves it alone)`);
   }
 } catch (err) {
   exitCode = 1;

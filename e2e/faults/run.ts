@@ -2,7 +2,7 @@
  * npm run test:faults — the fault suite. Two web instances and two workers on private MariaDB,
  * Redis (AOF) and RabbitMQ servers take a grab storm while we, in turn: SIGKILL a worker three
  * times, restart RabbitMQ, stop MariaDB for 10 s, kill a web instance, restart Redis (the workers
- * notice and repair the sale themselves, lib/seckill/repair.ts). After each fault: wait for the queue to drain and every flash-sale invariant (README: Flash sale) to hold.
+ * notice and repair the sale themselves, lib/seckill/repair.ts). After each fault: wait for the queue to drain and every flash-sale invariant (docs/flash-sale.md#invariants) to hold.
  * At the end: oversold = duplicates = lost = 0, or the run fails.
  *
  *   npm run test:faults              full size

@@ -1,5 +1,5 @@
 /**
- * The flash-sale invariants (README: Flash sale) of one flash-sale voucher, as one pure function the live stock page
+ * The flash-sale invariants (docs/flash-sale.md#invariants) of one flash-sale voucher, as one pure function the live stock page
  * and the tests share:
  *
  *   Redis stock + |buyers| = initial        (one Redis read: always exact)

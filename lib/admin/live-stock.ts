@@ -1,5 +1,5 @@
 /**
- * The live stock numbers of one flash sale (README: Flash sale) and their consistency verdict, as the
+ * The live stock numbers of one flash sale (docs/flash-sale.md#invariants) and their consistency verdict, as the
  * console's live page and GET /api/admin/vouchers/{id}/stock show them. MySQL is read before
  * Redis on purpose: see lib/admin/invariants.ts for why that order makes the verdict sound.
  */

@@ -1,7 +1,7 @@
 /**
  * Preheat / repair, add-stock and lowering the stock while a real grab storm runs against the real
  * grab route and a real worker: afterwards nothing is oversold, nobody holds two orders and every
- * flash-sale invariant (README: Flash sale) holds once the queue drains.
+ * flash-sale invariant (docs/flash-sale.md#invariants) holds once the queue drains.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db, closeDb } from '@/lib/db/client';

@@ -1,6 +1,6 @@
 import { env, isProduction } from '@/lib/env';
 
-/** The next-auth JWT cookie. It carries only the Redis session token (README: Sessions). */
+/** The next-auth JWT cookie. It carries only the Redis session token (docs/security.md#sessions). */
 export const SESSION_COOKIE = isProduction ? '__Secure-hmdp.session' : 'hmdp.session';
 export const SESSION_COOKIE_SECURE = isProduction;
 /** The JWT outlives the Redis session on purpose: Redis decides, the cookie only carries the token. */

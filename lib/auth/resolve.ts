@@ -18,8 +18,7 @@ export interface Caller {
 
 /**
  * Decoding the next-auth cookie (an HKDF key derivation and a JWE decryption) costs 46-66 µs of
- * CPU per request here, more than a whole refused grab on the hot server (README: The hot
- * server). So each process remembers cookie → session token for COOKIE_MEMORY_MS, never past the
+ * CPU per request here, more than a whole refused grab on the hot server (docs/hot-server.md#session-cookie-memory). So each process remembers cookie → session token for COOKIE_MEMORY_MS, never past the
  * JWT's own expiry, for at most COOKIE_MEMORY_MAX cookies (expired ones go first, then all). Only
  * cookies that decoded are remembered (junk cannot fill it), and the session behind the token is
  * still checked on every request: a logout or revocation ends the session, not the cookie.

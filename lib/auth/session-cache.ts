@@ -1,5 +1,5 @@
 /**
- * The session check without Redis on the hot path (README: The hot server), on by default
+ * The session check without Redis on the hot path (docs/hot-server.md#session-cache), on by default
  * (SESSION_CACHE_MS 1000; 0 turns it off, as the test suites do). Without it every authenticated
  * request costs one Redis round trip (lua/session-touch-1.lua: read the session, slide its TTL),
  * and a refused grab cannot be answered without a promise (lib/maybe-promise.ts).

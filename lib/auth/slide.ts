@@ -1,7 +1,7 @@
 /**
  * Public routes (shop pages, their live-stock polls) need no login, but a visitor who is logged in
- * and keeps reading them is active: their session must not expire under them (the seeds' second
- * interceptor, which refreshes the token on every request). One fire-and-forget EXPIRE … XX on
+ * and keeps reading them is active: their session must not expire under them (the original 黑马点评's
+ * second interceptor, which refreshes the token on every request). One fire-and-forget EXPIRE … XX on
  * the session key — a single key, so Cluster-safe — never a read, and never awaited: a public read
  * pays nothing for it. A request without a session token costs nothing at all.
  */

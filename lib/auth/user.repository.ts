@@ -5,10 +5,6 @@ export function findUserByPhone(db: Executor, phone: string): Promise<User | und
   return db.selectFrom('tb_user').selectAll().where('phone', '=', phone).executeTakeFirst();
 }
 
-export function findUserById(db: Executor, id: string): Promise<User | undefined> {
-  return db.selectFrom('tb_user').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 /** Inserts unless the phone exists (a concurrent first login must not fail), then reads back. */
 export async function insertUserIfAbsent(db: Executor, user: NewUser): Promise<User> {
   await db.insertInto('tb_user').ignore().values(user).execute();

@@ -1,5 +1,5 @@
 /**
- * The cache-aside client every cached read goes through (the seeds' CacheClient, done properly).
+ * The cache-aside client every cached read goes through (the original 黑马点评's CacheClient, done properly).
  *
  *   hit            → the value; a logically expired hot entry is served stale at once while
  *                    exactly one background rebuild runs (breakdown, no waiting)

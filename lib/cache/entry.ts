@@ -1,5 +1,5 @@
 /**
- * What a cache key holds (README: Redis keys): `""` marks "not in the DB"; anything else is an envelope
+ * What a cache key holds (docs/security.md#redis-keys): `""` marks "not in the DB"; anything else is an envelope
  * `{"e":expiresAt,"d":data}`. `e` is 0 for ordinary entries (Redis TTL decides) and a unix-ms
  * logical expiry for hot entries, which Redis keeps much longer. (The fence of the rebuild that
  * wrote it lives beside it, in lib/lock's fence record `<key>:fence`.)

@@ -1,5 +1,5 @@
 /**
- * The fallback of a hot-only web server (WEB_PART=hot, README: The hot server, shape (b)): Next is
+ * The fallback of a hot-only web server (WEB_PART=hot, shape (b) of docs/hot-server.md#shape-a-and-shape-b): Next is
  * not loaded in the process, a front in the same origin sends it the hot routes only. It still
  * answers the health check (load balancers and the harnesses ask it), and 404 JSON to anything
  * else, which only a misrouted request can reach.

@@ -1,8 +1,7 @@
 /**
  * Keep-alive without a timer per request. node:http arms a timeout on the socket after every
  * response (`keepAliveTimeout`) and clears it when the next request arrives: a Timeout, a bound
- * function and an async-hook init per request, about 1 µs of a refused grab's ~20 (README: The hot
- * server). Instead the server's own timer is switched off and one interval per server looks at its
+ * function and an async-hook init per request, about 1 µs of a refused grab's ~20 (docs/hot-server.md#less-of-nodes-machinery-per-request). Instead the server's own timer is switched off and one interval per server looks at its
  * sockets once per `everyMs`: a socket that read nothing, wrote nothing and had no response in
  * progress for `idleMs` is closed. Activity is seen at the first sweep after it, and the close
  * comes at the first sweep past `idleMs` from there, so an idle keep-alive connection lives

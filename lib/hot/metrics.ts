@@ -67,7 +67,7 @@ for (const m of [requestsMetric, secondsMetric]) {
   if (!register.getSingleMetric(m.name)) register.registerMetric(m as unknown as Parameters<typeof register.registerMetric>[0]);
 }
 
-/** The grab outcomes the console shows (issue 14): every answered grab falls in exactly one. */
+/** The grab outcomes the console's live page shows: every answered grab falls in exactly one. */
 export const GRAB_OUTCOMES = ['accepted', 'sold_out', 'already_bought', 'not_started', 'ended', 'limited', 'shed', 'error', 'unauthenticated', 'refused'] as const;
 
 /**

@@ -3,7 +3,7 @@
  * App Router would build (toHotRequest: built only when something past the method, URL and
  * headers is read), so the handler, its auth, CSRF rule, body parsing and errors are the route
  * file's own; the answer is written to the socket without building a web Response (a
- * Response + its text cost about twice the Request, measured in the README).
+ * Response + its text cost about twice the Request, docs/hot-server.md#one-definition-per-route).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_BODY_BYTES } from '@/lib/http/parse';
@@ -22,7 +22,7 @@ function hasBody(req: IncomingMessage): boolean {
  * A request that declares no body is marked as read (node's own `_consuming`, the flag `req.read()`
  * sets): once the response finishes, node "dumps" every request stream nobody read (resume, end,
  * destroy, close), which for an empty stream is six `process.nextTick`s and their callbacks per
- * request and nothing else; the request object is simply dropped instead (README: The hot server).
+ * request and nothing else; the request object is simply dropped instead (docs/hot-server.md#less-of-nodes-machinery-per-request).
  * Likewise it is marked as having announced 'readable' (nobody listens), which saves the tick the
  * parser's end of stream schedules for that. If a node version stops reading either flag, it
  * behaves as before.
@@ -193,7 +193,7 @@ export async function writeResponse(res: ServerResponse, response: Response): Pr
  * together after the turn's I/O (setImmediate runs right after the poll phase that read them, so no
  * reply waits for another turn); replies a promise settled go out at once (sendReply).
  * Writing a reply wakes whatever reads the socket; written back to back, one wake-up serves many,
- * and the kernel's cost per reply falls (measured in the README: 24 against 11 µs per reply for
+ * and the kernel's cost per reply falls (docs/hot-server.md#replies-written-in-batches: 24 against 11 µs per reply for
  * a server doing 20 µs of work per request; the bare ceiling also gains 7 %).
  */
 let batch: [ServerResponse, Reply][] = [];

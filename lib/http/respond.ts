@@ -23,10 +23,6 @@ export function toResponse(reply: Reply): Response {
 
 type LogContext = Record<string, unknown> | (() => Record<string, unknown>);
 
-export function errorResponse(err: unknown, context: LogContext = {}): Response {
-  return toResponse(errorReply(err, context));
-}
-
 /** `logContext` goes into the log line of a 5xx; pass a function when building it costs something. */
 export function errorReply(err: unknown, logContext: LogContext = {}): Reply {
   if (err instanceof ZodError) {

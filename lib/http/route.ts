@@ -44,7 +44,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
 ): RouteHandler<P> {
   // No named closures per request below: the hot server runs under tsx, whose keepNames gives each
   // one a defineProperty call. Removing them here, in serveHot and in errorReply (together with one
-  // shared AppError per remembered refusal) took a sold-out storm from ~34k to ~45k req/s (README).
+  // shared AppError per remembered refusal) took a sold-out storm from ~34k to ~45k req/s (docs/hot-server.md#no-named-closures-per-request).
   function run(req: Request, params: P, caller: Caller | null): MaybePromise<unknown> {
     if (opts.auth === 'none') slideSessionOf(req.headers); // a logged-in visitor reading public pages stays logged in
     authorize(opts.auth, caller);

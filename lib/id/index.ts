@@ -1,5 +1,5 @@
 /**
- * Global order ids (the seeds' RedisIdWorker; README: Redis keys): 1 sign bit, 31 bits of seconds since
+ * Global order ids (RedisIdWorker in the original 黑马点评; docs/security.md#redis-keys): 1 sign bit, 31 bits of seconds since
  * ID_EPOCH_SECONDS, 32 bits of a per-day Redis sequence. Unique across processes because the
  * sequence is one Redis counter per day, increasing because the seconds come from Redis' clock in
  * the same script that increments it. The value needs 63 bits, so it is built with BigInt and

@@ -6,7 +6,7 @@
  * seconds place the id in that day. A grab takes a candidate id and gives it back when the grab
  * is refused, so only accepted grabs use ids; the daily counter counts orders plus at most the
  * unused rest of each process's blocks. Within a process ids increase; across processes they are
- * ordered by time only to the second (the seeds' single counter made them strictly increasing).
+ * ordered by time only to the second (one shared counter per id would make them strictly increasing).
  */
 import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';

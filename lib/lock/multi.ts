@@ -1,5 +1,5 @@
 /**
- * The multi-node lock (the seeds' MultiLock, done as Redlock): the same lock is taken on N
+ * The multi-node lock (Redisson's MultiLock in the original 黑马点评, done as Redlock): the same lock is taken on N
  * independent Redis nodes and counts as granted only when a majority said yes within the lease,
  * so losing a minority of nodes neither blocks the product nor lets two holders in.
  * Taking / renewing / releasing is @sesamecare-oss/redlock; fences and re-entry are ours.

@@ -1,5 +1,5 @@
 /**
- * The ZooKeeper lock (the seed's recipe): every contender creates an ephemeral sequential znode
+ * The ZooKeeper lock (the recipe the original 黑马点评 teaches): every contender creates an ephemeral sequential znode
  * under /hmdp/locks/<name>; the lowest sequence holds the lock and every other contender watches
  * only the znode just before its own, so a release wakes exactly one waiter (no herd).
  *

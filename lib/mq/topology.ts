@@ -62,7 +62,7 @@ export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_
 }
 
 /**
- * The seeds' TTL + dead-letter delay (订单超时或者订单取消): a timeout message waits out the
+ * A TTL + dead-letter delay, as in the original 黑马点评 (订单超时或者订单取消): a timeout message waits out the
  * payment window in a delay queue no one consumes, whose per-queue TTL dead-letters it into the
  * timeout queue the worker consumes. One TTL per queue keeps expiry FIFO (a per-message TTL only
  * expires at the head); the queue is named by its delay so a changed timeout gets its own queue.

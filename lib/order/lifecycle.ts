@@ -1,5 +1,5 @@
 /**
- * Order transitions after the grab (README "Order lifecycle"): cancel (buyer or timeout), refund
+ * Order transitions after the grab (docs/order-lifecycle.md): cancel (buyer or timeout), refund
  * request and approval, redeem. Each one is a conditional write (lifecycle.repository.ts); a
  * cancel or refund of a seckill order gives its unit back in MySQL inside the same transaction
  * and then in Redis (stock-return.ts), exactly once.

@@ -1,5 +1,5 @@
 /**
- * Writes a batch of accepted orders in one MySQL transaction (README: the order worker). Idempotent:
+ * Writes a batch of accepted orders in one MySQL transaction (docs/flash-sale.md#the-order-worker). Idempotent:
  * INSERT IGNORE skips orders already written (redeliveries, sweeper republishes, a message twice
  * in one batch), and each voucher's DB stock drops by the number of rows really inserted, under a
  * `stock >= n` guard — so a duplicate creates nothing and takes nothing.

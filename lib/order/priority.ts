@@ -1,9 +1,9 @@
 /**
- * The order worker yields the CPU to the grab path when both want it (WORKER_NICE, README: the
- * worker). A grab answers once its order is in RabbitMQ; the worker's MySQL writes are the
- * asynchronous half the queue exists for (the seeds' 削峰: the peak is absorbed by the queue and
- * written after). On a machine shared with the web processes, Redis and the broker, a worker that
- * competes as an equal takes the core a grab's next step was waiting for; a niced one runs in
+ * The order worker yields the CPU to the grab path when both want it (WORKER_NICE, see
+ * docs/flash-sale.md#worker-priority). A grab answers once its order is in RabbitMQ; the worker's
+ * MySQL writes are the asynchronous half the queue exists for (削峰, peak shaving: the peak is
+ * absorbed by the queue and written after). On a machine shared with the web processes, Redis and
+ * the broker, a worker that competes as an equal takes the core a grab's next step was waiting for; a niced one runs in
  * what they leave, with bigger (cheaper per order) batches, and still gets its share when the web
  * side keeps the machine busy (at nice 10 about a tenth of a contended core, not nothing). On an
  * idle core nice changes nothing.

@@ -8,7 +8,7 @@
  * message (up to MAX_BATCH_ORDERS orders each; lib/order/message.ts) with one confirm, and
  * `publishSoon` settles when that message's confirm arrives — no per-order round trip beyond the
  * confirm wait, and the broker stores, replicates and confirms one message per turn instead of
- * one per order (measured in the README: the broker's CPU per order was the grab's largest cost).
+ * one per order (docs/hot-server.md#publishing-in-batches: the broker's CPU per order was the grab's largest cost).
  * It rejects on a nack, a dead channel or broker, or after PUBLISH_CONFIRM_TIMEOUT_MS; the caller
  * then gives the unit back (lib/seckill/grab.ts) and answers 503.
  *
@@ -109,10 +109,4 @@ function flush(): void {
       for (const q of batch) settle(q, err);
     },
   );
-}
-
-/** For tests and shutdown: resolves once every publish started so far has been confirmed or failed. */
-export async function publishesSettled(timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((queued.length > 0 || unconfirmed > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }

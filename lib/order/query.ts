@@ -1,5 +1,5 @@
 /**
- * Orders as their owner sees them (README: Flash sale). An accepted grab is `pending` while it sits
+ * Orders as their owner sees them (docs/flash-sale.md#order-status). An accepted grab is `pending` while it sits
  * in the Redis outbox, `created` once the worker has written it, `failed` if it was dead-lettered
  * or recorded in tb_order_failure (lib/order/failure.repository.ts): folded — its buyer already
  * holds another order of the voucher, `failReason` ALREADY_BOUGHT and `keptOrderId` — or voided

@@ -1,5 +1,5 @@
 /**
- * The order worker (README: Flash sale): consumes the orders queue with manual acks, persists in
+ * The order worker (docs/flash-sale.md#the-order-worker): consumes the orders queue with manual acks, persists in
  * batches, sweeps the outbox, reconnects to a broker that went away, and stops cleanly.
  * `workers/order-worker.ts` runs it as a process; tests run it in-process with their own options.
  */

@@ -18,12 +18,6 @@ export async function* scanKeys(client: RedisClient, opts: { match?: string; cou
   }
 }
 
-/** Number of keys in the whole keyspace (DBSIZE of every master, summed). */
-export async function keyCount(client: RedisClient): Promise<number> {
-  const sizes = await Promise.all(masterNodes(client).map((n) => n.dbsize()));
-  return sizes.reduce((a, b) => a + b, 0);
-}
-
 /** Every key name matching `match` across all masters (tests and tooling; production code scans in batches). */
 export async function allKeys(client: RedisClient, match = '*'): Promise<string[]> {
   const out: string[] = [];

@@ -8,8 +8,6 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { RedisClient } from '@/lib/redis/types';
 
-export const LUA_DIR = path.join(process.cwd(), 'lua');
-
 export interface ScriptDef {
   name: string;
   command: string;

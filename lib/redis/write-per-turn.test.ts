@@ -1,5 +1,5 @@
 /**
- * writePerTurn (the web processes' auto-pipelining): the commands of one event-loop turn leave in
+ * writePerTurn (REDIS_AUTO_PIPELINING in the web processes, not ioredis' auto-pipelining): the commands of one event-loop turn leave in
  * one socket write per connection, replies and order are those of plain commands, a MULTI in the
  * same turn stays atomic and in place, and a connection that drops and comes back is batched again.
  * On a plain Redis and, in the cluster rerun, on a Redis Cluster (one write per node per turn).

@@ -1,5 +1,5 @@
 /**
- * Auto-pipelining without ioredis' Pipeline: the commands a process issues in one event-loop turn
+ * REDIS_AUTO_PIPELINING without ioredis' Pipeline: the commands a process issues in one event-loop turn
  * leave in one socket write. The connection's socket is corked at the turn's first command and
  * uncorked right after the turn's I/O (setImmediate, the same point ioredis' enableAutoPipelining
  * flushes at), so node writes everything queued meanwhile with one writev; replies come back in
@@ -8,7 +8,7 @@
  * Why not enableAutoPipelining: it wraps every command in a Pipeline of its own turn (a promise for
  * the pipeline, one per command, a callback list, a result array) and then sends each command
  * through sendCommand anyway. Measured with 64 concurrent lanes of two script calls each on this
- * 2-core machine (README: The hot server): 21.2-21.7 µs of CPU per pair with it, 10.1-10.8 µs
+ * 2-core machine (docs/hot-server.md#one-redis-write-per-event-loop-turn): 21.2-21.7 µs of CPU per pair with it, 10.1-10.8 µs
  * corked, the same one write per turn (without either: ~19 µs, half of it one write syscall per command).
  *
  * Order is kept: a cork only delays bytes, and everything written to the socket (plain commands,

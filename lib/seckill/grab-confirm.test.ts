@@ -1,5 +1,5 @@
 /**
- * What a 200 from the grab means (README: Flash sale): its order message is in RabbitMQ, confirmed.
+ * What a 200 from the grab means (docs/flash-sale.md#what-a-200-means): its order message is in RabbitMQ, confirmed.
  * The web side reaches the broker through a TCP proxy this file cuts (a broker that refuses) or
  * replaces with a black hole (a broker that never answers): those grabs answer 503 and give their
  * unit back, nothing is written. A grab answered 200 survives Redis forgetting it entirely: the

@@ -1,6 +1,6 @@
 /**
  * The grab path end to end in-process: real route handler, real Redis/Lua, real RabbitMQ and an
- * in-process order worker writing real MySQL. Every test ends on the flash-sale invariants (README: Flash sale).
+ * in-process order worker writing real MySQL. Every test ends on the flash-sale invariants (docs/flash-sale.md#invariants).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 

@@ -1,5 +1,5 @@
 /**
- * The grab path (README: Flash sale): a candidate order id from this process's pool (no round trip) →
+ * The grab path (docs/flash-sale.md#where-a-grab-goes): a candidate order id from this process's pool (no round trip) →
  * one Lua script checks the rate limits, decides and records the order in the voucher's outbox →
  * the order message is published to RabbitMQ with the other orders of this event-loop turn, and
  * the grab answers 200 `pending` once the broker has confirmed it. A refused grab gives its id back.
@@ -62,7 +62,7 @@ const g = globalThis as unknown as { __hmdpOrderIds?: OrderIdPool };
  * The refusal this process remembers for a voucher it knows to be sold out / not started / ended
  * (the same refusal the script would give; counted as answered from memory), or null when Redis
  * must decide. Returned, not thrown: the grab route answers it without a throw or a promise
- * (a throw cost 2.6 µs here, README: The hot server).
+ * (a throw cost 2.6 µs here, docs/hot-server.md#errors-are-answers).
  */
 export function rememberedRefusal(redis: RedisClient, voucherId: string): AppError | null {
   if (env.SECKILL_STRATEGY === 'db') return null;
@@ -110,7 +110,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
     throw (refusals[code] ?? refusals[GrabCode.UNKNOWN]!)();
   }
 
-  // Opt-in: trade latency for grabs a failover cannot forget (measured in the README).
+  // Opt-in: trade latency for grabs a failover cannot forget (measured: docs/redis-cluster.md#replica-wait-is-off-by-default).
   if (env.SECKILL_REPLICA_WAIT_MS > 0) await waitForReplica(redis, input.voucherId, env.SECKILL_REPLICA_WAIT_MS);
   // The script wrote exactly these fields (ids validated by the route) and returned its clock:
   // no need to parse the payload back.

@@ -1,5 +1,5 @@
 /**
- * Preheat / repair (README: Flash sale): rebuilds a voucher's Redis state from MySQL, safe during a live
+ * Preheat / repair (docs/flash-sale.md#preheat-and-repair): rebuilds a voucher's Redis state from MySQL, safe during a live
  * sale. The Lua step only unions buyers in and recomputes the remaining stock from the initial
  * stock in one atomic step, so grabs interleave harmlessly; and it runs while this transaction
  * holds the voucher's stock row lock, so a concurrent add-stock (or admin edit) is either fully

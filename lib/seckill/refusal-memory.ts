@@ -1,5 +1,5 @@
 /**
- * Refusals cost nothing (README: The hot server). In a real sale almost every grab is refused, and
+ * Refusals cost nothing (docs/hot-server.md#refusal-memory). In a real sale almost every grab is refused, and
  * most refusals are "sold out" (or "not started" / "ended"): facts about the voucher, not the user.
  * Each process remembers them for a short, bounded time and answers the next grabs of that voucher
  * without Redis.

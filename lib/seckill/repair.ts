@@ -1,5 +1,5 @@
 /**
- * Automatic repair after Redis may have forgotten writes (README: Failover and persistence). A
+ * Automatic repair after Redis may have forgotten writes (docs/redis-cluster.md#automatic-repair). A
  * Redis that restarts comes back with only what it persisted (everything, the last second, or
  * nothing), and a Cluster failover promotes a replica that may lack the master's last writes:
  * grabs Redis answered 200 are then no longer buyers, and their units are back on sale. MySQL

@@ -164,7 +164,7 @@ describe('vouchers', () => {
     expect(sk.seckill).toMatchObject({ remaining: 40, initialStock: 40, live: false, beginTime: begin.toISOString() });
     expect(before.find((v) => v.id !== vid)!.seckill).toBeNull();
 
-    // What the seckill preheat writes (README: Redis keys).
+    // What the seckill preheat writes (docs/security.md#redis-keys).
     await redis.hset(keys.seckillMeta(vid), { initial: 40, begin: begin.getTime(), end: end.getTime() });
     await redis.set(keys.seckillStock(vid), 17);
     const live = (await getShopVouchers(db, redis, shop)).find((v) => v.id === vid)!;

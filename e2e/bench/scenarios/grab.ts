@@ -1,14 +1,14 @@
 /**
  * The grab at full speed, driven by wrk (e2e/bench/wrk.ts), with its reference points measured in
- * the same run: the ceiling (bare node:http constant route, same process count) and the seeds'
- * DB strategy. Variants:
+ * the same run: the ceiling (bare node:http constant route, same process count) and the DB strategy
+ * (the grab as one synchronous MySQL transaction). Variants:
  *   accept  stock = users, each user grabs once: every grab accepted, published, persisted
  *   storm   1000 users rotate on a voucher of small stock (1000× more requests than stock)
  *   spike   50 000 distinct users, one grab each, all at once: time until every one is answered
  * --rate R runs the product open loop at R req/s (the harness's generator) instead of wrk.
  * Every run ends on the drain: oversold = duplicates = lost = 0, invariants hold.
  * Options: --processes P (web processes; default the product's WEB_CONCURRENCY), --no-db, --users, --stock,
- * --shape b (the hot routes on a hot-only server behind an nginx front, README: The hot server),
+ * --shape b (the hot routes on a hot-only server behind an nginx front, docs/hot-server.md#shape-a-and-shape-b),
  * --shape hot (that hot-only server alone, no front: what loading Next costs the hot routes),
  * --profile DIR (a V8 CPU profile of each web process into DIR, of the order worker into DIR/worker;
  * read them with e2e/bench/profile-top.ts).

@@ -1,5 +1,5 @@
 /**
- * The seed's Redis-vs-ZooKeeper comparison, measured: one lock, `--contenders` (20) concurrent
+ * The original 黑马点评's Redis-vs-ZooKeeper comparison, measured: one lock, `--contenders` (20) concurrent
  * callers looping over the same short critical section for `--duration` seconds, on each backend:
  *   single     the bench Redis (BENCH_REDIS_URL), push-based waiting
  *   multi      Redlock over 3 throwaway redis-servers (127.0.0.1:6391-6399)

@@ -1,8 +1,8 @@
 /**
  * The flash-sale storm: U users (real SMS login) hammer one fresh voucher of stock S through
  * POST /api/seckill/{id}, then the harness waits for the drain and checks MySQL and Redis.
- * Variants are the server's SECKILL_STRATEGY: `redis` (the product) and `db` (the seeds'
- * synchronous transaction, the baseline).
+ * Variants are the server's SECKILL_STRATEGY: `redis` (the product) and `db` (the grab as
+ * one synchronous MySQL transaction, the baseline).
  */
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';

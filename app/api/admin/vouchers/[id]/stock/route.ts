@@ -8,7 +8,7 @@ import { addStock } from '@/lib/voucher/voucher-stock';
 
 export const dynamic = 'force-dynamic';
 
-/** The flash-sale invariant numbers (README: Flash sale) with their consistency verdict. */
+/** The flash-sale invariant numbers (docs/flash-sale.md#invariants) with their consistency verdict. */
 export const GET = route({ auth: 'merchant' }, async ({ params, user }) => getLiveStock(db, redis, user, parseId(params.id)));
 
 /** Adds `{ amount }` units to the sale, Redis and MySQL together. */

@@ -1,0 +1,52 @@
+/** The bench's own rows in docs/benchmarks.md: each run rewrites its row and nothing else. */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { BENCH_DOC, NOT_MEASURED, TABLE_END, TABLE_START, renderRow, rowKey, updateTable } from './docs-table';
+import type { RunResult } from './types';
+
+const doc = `# x\n\ntext\n\n${TABLE_START}\n| run | measured (UTC) | machine | result | p99 | bare ceiling, same run | ratios |\n|---|---|---|---|---|---|---|\n| \`grab storm\` | ${NOT_MEASURED} | | | | | |\n| \`grab accept --connections 64\` | ${NOT_MEASURED} | | | | | |\n${TABLE_END}\n\nafter\n`;
+
+const grab = (rps: number, extra: Record<string, unknown> = {}): RunResult => ({
+  line: { scenario: 'grab', variant: 'accept', accepted_per_s: rps, ceiling_rps: 90_000, db_rps: 2_000, ...extra },
+  rps,
+  p99Ms: 12.34,
+  failures: [],
+  summary: [],
+});
+
+describe('docs/benchmarks.md table', () => {
+  it('names a row after the scenario, the variant and the options that change what is measured', () => {
+    expect(rowKey('grab', 'accept', { scenario: 'grab', strategy: 'accept', connections: '64' }, new Set(['json', 'no-docs']))).toBe('grab accept --connections 64');
+    expect(rowKey('grab', 'storm', { rate: '5000', duration: '20' }, new Set(['no-db']))).toBe('grab storm --duration 20 --no-db --rate 5000');
+  });
+
+  it('rewrites only the row of the run, with the date, the machine, the ceiling and the ratios', () => {
+    const key = 'grab accept --connections 64';
+    const row = renderRow(grab(9_000), { key, now: new Date('2026-11-25T17:00:00Z'), machine: '2 cores, load 1.0' });
+    expect(row).toBe('| `grab accept --connections 64` | 2026-11-25 17:00 | 2 cores, load 1.0 | 9 000 accepted/s | 12.3 ms | 90 000 req/s | ×0.10 the ceiling, ×4.50 the DB strategy |');
+    const out = updateTable(doc, [{ key, row }]);
+    expect(out).toContain(row);
+    expect(out).toContain(`| \`grab storm\` | ${NOT_MEASURED} |`);
+    expect(out.replace(row, `| \`${key}\` | ${NOT_MEASURED} | | | | | |`)).toBe(doc);
+  });
+
+  it('adds a row for an option set the table does not have yet, inside the markers', () => {
+    const row = renderRow(grab(5_000, { variant: 'storm', accepted_per_s: 10 }), { key: 'grab storm --shape b', machine: 'm' });
+    const out = updateTable(doc, [{ key: 'grab storm --shape b', row }]);
+    expect(out.indexOf(row)).toBeGreaterThan(out.indexOf('`grab accept --connections 64`'));
+    expect(out.indexOf(row)).toBeLessThan(out.indexOf(TABLE_END));
+    expect(row).toContain('5 000 req/s');
+  });
+
+  it('refuses a page without the markers instead of writing somewhere else', () => {
+    expect(() => updateTable('# no table\n', [{ key: 'a', row: '| `a` |' }])).toThrow(/bench-table/);
+  });
+
+  it('the real page has the table and a row per scenario the bench documents', () => {
+    const page = readFileSync(BENCH_DOC, 'utf8');
+    expect(page.indexOf(TABLE_START)).toBeGreaterThan(0);
+    expect(page.indexOf(TABLE_END)).toBeGreaterThan(page.indexOf(TABLE_START));
+    for (const key of ['grab accept --connections 64', 'grab storm', 'shop cached', 'seckill redis', 'drain redis', 'locks all'])
+      expect(page).toContain(`| \`${key}\` |`);
+  });
+});

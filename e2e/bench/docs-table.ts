@@ -1,0 +1,101 @@
+/**
+ * The one table of current figures in docs/benchmarks.md is written by the bench itself: after a
+ * verified run, each scenario variant (with the options that change what it measures) rewrites its
+ * own row, with the date, the machine, the bare node:http ceiling measured in the same run and the
+ * ratios. Rows of runs that did not happen stay as they were; a new option set gets a new row.
+ * `npm run bench -- … --no-docs` leaves the file alone.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { RunResult } from './types';
+
+export const BENCH_DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
+export const TABLE_START = '<!-- bench-table -->';
+export const TABLE_END = '<!-- /bench-table -->';
+export const NOT_MEASURED = 'not yet measured on this layout';
+
+/** Flags that do not change what a run measures, so they are not part of a row's name. */
+const NEUTRAL_FLAGS = new Set(['scenario', 'strategy', 'json', 'compare', 'build', 'no-docs']);
+
+/** A row's name: `grab accept`, `grab accept --connections 64`, `seckill redis --rate 500`. */
+export function rowKey(scenario: string, variant: string, flags: Record<string, string>, bools: Iterable<string>): string {
+  const opts = [
+    ...Object.entries(flags).filter(([k]) => !NEUTRAL_FLAGS.has(k)).map(([k, v]) => `--${k} ${v}`),
+    ...[...bools].filter((k) => !NEUTRAL_FLAGS.has(k)).map((k) => `--${k}`),
+  ].sort();
+  return [scenario, variant, ...opts].join(' ');
+}
+
+const n = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
+const fmt = (v: number) => Math.round(v).toLocaleString('en-US').replace(/,/g, ' ');
+const ratio = (a: number, b: number) => `×${(a / b).toFixed(2)}`;
+
+export interface RowContext {
+  key: string;
+  /** The --compare partner this row was measured against, e.g. `db`, with its throughput. */
+  compareWith?: { variant: string; rps: number };
+  now?: Date;
+  machine?: string;
+}
+
+/** One markdown row for a verified run; every figure comes from the run's own result. */
+export function renderRow(r: RunResult, ctx: RowContext): string {
+  const line = r.line;
+  const when = (ctx.now ?? new Date()).toISOString().slice(0, 16).replace('T', ' ');
+  const machine = ctx.machine ?? `${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)}`;
+  const accepted = n(line.accepted_per_s);
+  const rows = Array.isArray(line.rows) ? (line.rows as { backend: string; perSecond: number; p99Ms: number }[]) : null;
+  const result = rows
+    ? rows.map((x) => `${x.backend} ${fmt(x.perSecond)}/s (p99 ${x.p99Ms} ms)`).join(', ')
+    : accepted && line.variant === 'accept'
+      ? `${fmt(accepted)} accepted/s`
+      : `${fmt(r.rps)} req/s`;
+  const ceiling = n(line.ceiling_rps);
+  const dbRps = n(line.db_rps);
+  const ratios = [
+    ...(ceiling ? [`${ratio(r.rps, ceiling)} the ceiling`] : []),
+    ...(dbRps ? [`${ratio(r.rps, dbRps)} the DB strategy`] : []),
+    ...(ctx.compareWith ? [`${ratio(r.rps, ctx.compareWith.rps)} ${ctx.compareWith.variant}`] : []),
+  ];
+  const p99 = r.p99Ms && Number.isFinite(r.p99Ms) ? `${r.p99Ms.toFixed(1)} ms` : '—';
+  const cells = [`\`${ctx.key}\``, when, machine, result, p99, ceiling ? `${fmt(ceiling)} req/s` : '—', ratios.join(', ') || '—'];
+  return `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+}
+
+/** The markdown with each given row put in place of the row of the same name (or added at the end). */
+export function updateTable(markdown: string, rows: { key: string; row: string }[]): string {
+  const start = markdown.indexOf(TABLE_START);
+  const end = markdown.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`docs/benchmarks.md has no ${TABLE_START} … ${TABLE_END} table`);
+  const body = markdown.slice(start + TABLE_START.length, end).split('\n');
+  for (const { key, row } of rows) {
+    const at = body.findIndex((l) => l.startsWith(`| \`${key}\` |`));
+    if (at >= 0) body[at] = row;
+    else {
+      let last = body.length - 1;
+      while (last > 0 && body[last]!.trim() === '') last--;
+      body.splice(last + 1, 0, row);
+    }
+  }
+  return markdown.slice(0, start + TABLE_START.length) + body.join('\n') + markdown.slice(end);
+}
+
+/** After a run: rewrite the rows of its verified variants in docs/benchmarks.md. */
+export function writeBenchRows(
+  scenario: string,
+  results: [variant: string, result: RunResult][],
+  flags: Record<string, string>,
+  bools: Set<string>,
+): string[] {
+  const ok = results.filter(([, r]) => r.failures.length === 0);
+  if (!ok.length) return [];
+  const base = results.length > 1 ? results[results.length - 1]! : undefined;
+  const rows = ok.map(([variant, r]) => {
+    const key = rowKey(scenario, variant, flags, bools);
+    const compareWith = base && base[0] !== variant ? { variant: base[0], rps: base[1].rps } : undefined;
+    return { key, row: renderRow(r, { key, compareWith }) };
+  });
+  writeFileSync(BENCH_DOC, updateTable(readFileSync(BENCH_DOC, 'utf8'), rows));
+  return rows.map((r) => r.key);
+}
