@@ -23,6 +23,8 @@ const limits = {
   /** Public shop reads per client: generous for people, a wall for scrapers walking random ids. */
   shopReadIp: { points: 300, duration: 10, message: '请求过于频繁，请稍后再试' },
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
+  /** Normal-voucher buys of one user (every buy writes an order and schedules its timeout). */
+  voucherBuyUser: { points: 30, duration: 60, message: '下单太频繁，请稍后再试' },
   uploadUser: { points: 100, duration: 3600, message: '上传太频繁，请稍后再试' },
   blogWriteUser: { points: 30, duration: 3600, message: '发布太频繁，请稍后再试' },
   shopViewIp: { points: 300, duration: 60, message: '请求过于频繁，请稍后再试' },

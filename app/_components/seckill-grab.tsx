@@ -26,10 +26,10 @@ interface OrderPoll {
 }
 type Outcome =
   | { kind: 'order'; orderId: string; state: OrderState; failReason?: OrderPoll['failReason']; keptOrderId?: string }
-  | { kind: 'refused'; code: 'ALREADY_BOUGHT' | 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED'; text: string }
+  | { kind: 'refused'; code: 'ALREADY_BOUGHT' | 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED' | 'FORFEITED'; text: string }
   | { kind: 'error'; text: string };
 
-const REFUSALS = { ALREADY_BOUGHT: '已抢过', SOLD_OUT: '已售罄', NOT_STARTED: '未开始', ENDED: '已结束' } as const;
+const REFUSALS = { ALREADY_BOUGHT: '已抢过', SOLD_OUT: '已售罄', NOT_STARTED: '未开始', ENDED: '已结束', FORFEITED: '你取消过该券的订单，名额已让出，不能再抢' } as const;
 
 /**
  * An overloaded server sheds grabs with 503 + Retry-After instead of queueing them. Try again a
@@ -109,7 +109,7 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
   const end = Date.parse(endTime);
   const phase = now === null ? 'loading' : now < begin ? 'upcoming' : now >= end ? 'ended' : 'live';
   const soldOut = remaining === 0 || (outcome?.kind === 'refused' && outcome.code === 'SOLD_OUT');
-  const done = outcome?.kind === 'order' || (outcome?.kind === 'refused' && outcome.code === 'ALREADY_BOUGHT');
+  const done = outcome?.kind === 'order' || (outcome?.kind === 'refused' && (outcome.code === 'ALREADY_BOUGHT' || outcome.code === 'FORFEITED'));
 
   useOrderPolling(outcome, (p) => setOutcome((o) => (o?.kind === 'order' ? { ...o, state: p.state, failReason: p.failReason, keptOrderId: p.keptOrderId } : o)));
 
