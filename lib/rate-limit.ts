@@ -25,6 +25,14 @@ const limits = {
   /** Public shop reads per client: generous for people, a wall for scrapers walking random ids. */
   shopReadIp: { points: 300, duration: 10, message: '请求过于频繁，请稍后再试' },
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
+  /** Console writes (vouchers, shops, dead letters, redeem, refunds, roles) of one merchant or admin: far above what a person clicks. */
+  consoleWriteUser: { points: 300, duration: 60, message: '操作太频繁，请稍后再试' },
+  /** Pay, cancel and refund requests of one user's orders. */
+  orderWriteUser: { points: 60, duration: 60, message: '操作太频繁，请稍后再试' },
+  /** Daily sign-in of one user (one counts a day; the rest are no-ops that still cost a round trip). */
+  signUser: { points: 20, duration: 60, message: '操作太频繁，请稍后再试' },
+  /** Payment provider callbacks per client address: a flood of unsigned notifies is cut off; the provider retries a 429. */
+  paymentNotifyClient: { points: 2000, duration: 10, message: '请求过于频繁，请稍后再试' },
   /** Normal-voucher buys of one user (every buy writes an order and schedules its timeout). */
   voucherBuyUser: { points: 30, duration: 60, message: '下单太频繁，请稍后再试' },
   uploadUser: { points: 100, duration: 3600, message: '上传太频繁，请稍后再试' },
@@ -33,6 +41,9 @@ const limits = {
 } as const;
 
 export type LimitName = keyof typeof limits;
+
+/** A limit's points per window, for tests that walk every route (e2e/hostile/write-limits.test.ts). */
+export const limitPoints = (name: LimitName): number => limits[name].points;
 
 /** For limits counted elsewhere (the grab script counts its own, in the voucher's slot). */
 export const limitMessages = { seckillUser: limits.seckillUser.message, seckillIp: limits.seckillIp.message };
