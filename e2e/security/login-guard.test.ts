@@ -15,6 +15,10 @@ import { callRoute, randomPhone } from '@/lib/test/helpers';
 import { resetLimit } from '@/lib/rate-limit';
 import { POST as loginRoute } from '@/app/api/user/login/route';
 import { LOGIN_DEVICE_COOKIE, LOGIN_DEVICE_HEADER } from '@/lib/auth/login-device';
+import { authOptions } from '@/lib/web/auth-options';
+
+type Authorize = (credentials: Record<string, string>, req: { headers: Record<string, string> }) => Promise<{ id: string } | null>;
+const webAuthorize = (authOptions.providers[0] as unknown as { options: { authorize: Authorize } }).options.authorize;
 
 afterAll(async () => {
   await closeDb();
@@ -124,6 +128,10 @@ describe("the owner's login device", () => {
     expect(byCookie.json.data.user.id).toBe(owner.id);
     expect(byCookie.json.data.deviceToken).toBe(device);
     expect((await login(owner.phone, 'owner-pw-2', '192.0.2.12', { [LOGIN_DEVICE_HEADER]: device })).status).toBe(200);
+    // The browser's sign-in (next-auth's credentials provider) reads the same cookie.
+    const browser = (cookie: string) => webAuthorize({ phone: owner.phone, password: 'owner-pw-2' }, { headers: { [PEER_HEADER]: '192.0.2.13', cookie } });
+    await expect(browser(`${LOGIN_DEVICE_COOKIE}=${device}`)).resolves.toMatchObject({ id: owner.id });
+    await expect(browser(`${LOGIN_DEVICE_COOKIE}=${foreign}`)).rejects.toThrow(/密码错误次数过多/);
 
     // A forged signature, another phone's device, a tampered id: the ceiling applies.
     const [id, at, sig] = device.split('.') as [string, string, string];
