@@ -193,6 +193,8 @@ describe('refund and redeem in the console', () => {
     expect(await status(orderOf(a))).toBe(6);
     expect(await paymentsOf(db, [orderOf(a)])).toEqual([{ orderId: orderOf(a), status: 'refunded' }]);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 1, dbStock: 1, dbOrders: 0 });
+    // A refunded unit is forfeited too: pay → refund → grab would be the same free loop, only slower.
+    await expect(grabAll(db, redis, voucherId, [a.userId])).rejects.toMatchObject({ code: 'FORFEITED' });
   });
 
   it('redeem: a foreign merchant → 403, a wrong code → 404, the owner → used once, a second time → 409', async () => {
@@ -230,6 +232,8 @@ describe('timeout', () => {
     expect(timeouts.stats.byMessage).toBeGreaterThan(0);
     expect((await post(payRoute, a, orderOf(a))).status).toBe(409);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 1, dbStock: 1, dbOrders: 0 });
+    // Letting the payment time out forfeits the unit like a cancel does.
+    await expect(grabAll(db, redis, voucherId, [a.userId])).rejects.toMatchObject({ code: 'FORFEITED' });
   });
 });
 
