@@ -17,7 +17,7 @@ const limits = {
   passwordLoginPhoneClient: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
   /** Password tries of one client across phones (credential stuffing). */
   passwordLoginClient: { points: 100, duration: 15 * 60, message: '登录尝试过于频繁，请稍后再试' },
-  /** Password tries of one phone from one device it logged in on before (lib/auth/login-device.ts), instead of the two limits around it. */
+  /** Password tries of one phone from a device it logged in on before (lib/auth/login-device.ts), instead of the per-client and per-phone limits. */
   passwordLoginDevice: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
   /** Wrong passwords of one phone from everywhere: a slow ceiling, reached only by many clients at once (not checked for its known devices). */
   passwordLoginPhone: { points: 200, duration: 3600, message: '该账号近期密码错误次数过多，请稍后再试' },

@@ -133,6 +133,12 @@ describe("the owner's login device", () => {
     await expect(browser(`${LOGIN_DEVICE_COOKIE}=${device}`)).resolves.toMatchObject({ id: owner.id });
     await expect(browser(`${LOGIN_DEVICE_COOKIE}=${foreign}`)).rejects.toThrow(/密码错误次数过多/);
 
+    // Nor does a stranger stuffing credentials from the owner's own network lock the device out.
+    await resetLimit('passwordLoginClient', '192.0.2.14');
+    for (let i = 0; i < 100; i++) await login(randomPhone(), 'whatever-1', '192.0.2.14');
+    expect((await login(randomPhone(), 'whatever-1', '192.0.2.14')).status).toBe(429);
+    expect((await login(owner.phone, 'owner-pw-2', '192.0.2.14', { [LOGIN_DEVICE_HEADER]: device })).status).toBe(200);
+
     // A forged signature, another phone's device, a tampered id: the ceiling applies.
     const [id, at, sig] = device.split('.') as [string, string, string];
     const forged = [`${id}.${at}.${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`, foreign, `${'A'.repeat(22)}.${at}.${sig}`, `${id}.${Number(at) + 1}.${sig}`];

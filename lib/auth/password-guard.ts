@@ -7,7 +7,7 @@
  *     clients reaches; it counts failures only, and a right password from a fresh client is not
  *     consumed by it;
  *   - a device this phone logged in on before (a verified login-device token) skips the ceiling
- *     and the per-(phone, client) limit and has its own: 10 tries / 15 min per (phone, device).
+ *     and both per-client limits and has its own: 10 tries / 15 min per (phone, device).
  *     The ceiling alone would let a crowd lock the owner out for an hour; the owner's device is
  *     then still let in, while every stranger stays slowed.
  * Every wrong password for an existing account is audited (action auth.password-failed).
@@ -28,7 +28,8 @@ const phoneDevice = (phone: string, deviceId: string) => `${phone}|${deviceId}`;
 /** `deviceId`: a verified login device of this phone (lib/auth/login-device.ts), or null. */
 export async function beforePasswordCheck(phone: string, ip: string, deviceId: string | null = null): Promise<void> {
   if (deviceId) {
-    await consume('passwordLoginClient', ip);
+    // Not the per-client limit either: a stranger stuffing credentials from the owner's network
+    // (an office, a carrier NAT) would otherwise lock the owner out all the same.
     await consume('passwordLoginDevice', phoneDevice(phone, deviceId));
     return;
   }
