@@ -3,7 +3,7 @@
  * short payment window for the web server and the worker: scripts/test.sh runs this file on its own
  * with ORDER_PAY_TIMEOUT_SECONDS=12; with a longer window (the main e2e run) it skips itself.
  *   grab → 去支付 → 支付 → the redeem code and its QR are shown → the merchant redeems it → 已使用
- *   grab → let it time out → 已取消 (超时), and the unit is back on the shop page
+ *   grab → let it time out → 已取消 (超时), and the unit is back on the shop page (not for this buyer)
  *   normal voucher: 购买 → 支付 → 申请退款 → the merchant approves → 已退款
  */
 import { expect, test, type Page } from '@playwright/test';
@@ -100,6 +100,12 @@ test('grab → let it time out → 已取消 (超时) and the unit is back on th
   const again = page.getByTestId('voucher').filter({ hasText: v.title }).getByTestId('seckill-grab');
   await expect(again.getByTestId('seckill-remaining')).toHaveText('剩余 1 张');
   expect((await data.invariants(v.id)).violations).toEqual([]);
+  // …for someone else: this buyer let it go and may not grab it again.
+  await again.getByTestId('seckill-button').click();
+  await expect(again.getByTestId('seckill-result')).toHaveAttribute('data-state', 'FORFEITED');
+  await expect(again.getByTestId('seckill-result')).toContainText('不能再抢');
+  await expect(again.getByTestId('seckill-button')).toBeDisabled();
+  await expect(again.getByTestId('seckill-remaining')).toHaveText('剩余 1 张');
 });
 
 test('normal voucher: 购买 → 支付 → 申请退款 → the merchant approves in the console → 已退款', async ({ page, browser }) => {

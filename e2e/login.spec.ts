@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import Redis from 'ioredis';
-import { loginBySms } from './support/login';
+import { loginByPassword, loginBySms } from './support/login';
 
 test('SMS login, the session survives a reload, logout ends it', async ({ page, context }) => {
   await page.goto('/me');
@@ -46,4 +46,11 @@ test('a wrong code shows an inline error and keeps the user on the form', async 
   await page.getByTestId('login-submit').click();
   await expect(page.getByTestId('login-error')).toBeVisible();
   await expect(page).toHaveURL(/\/login/);
+});
+
+test("a password login leaves an httpOnly login-device cookie (the owner's way past the phone's ceiling of wrong passwords)", async ({ page, context }) => {
+  await loginByPassword(page, '13800000001', 'merchant123');
+  const device = (await context.cookies()).find((c) => c.name.endsWith('hmdp.device'));
+  expect(device?.httpOnly).toBe(true);
+  expect(device?.value).toMatch(/^[\w-]{22}\.\d+\.[\w-]{43}$/);
 });

@@ -179,6 +179,11 @@ const schema = z.object({
   PAYMENT_NOTIFY_SECRET: z.string().default(''),
   /** Live seckill orders are one per user; normal vouchers allow this many unpaid + paid per user. */
   NORMAL_VOUCHER_USER_CAP: z.coerce.number().int().positive().default(10),
+  /**
+   * Normal vouchers: cancelled (by the buyer or unpaid past the timeout) in the last 24 h plus
+   * unpaid now, per user and voucher; a buy is refused at this many (lib/order/normal-order.ts).
+   */
+  NORMAL_VOUCHER_CANCEL_CAP: z.coerce.number().int().positive().default(3),
   /** An ended sale's Redis keys live this long once its outbox is empty (lib/seckill/sale-expiry.ts). */
   SECKILL_ENDED_KEY_TTL_SECONDS: int(24 * 3600),
   /** /api/health warns when Redis uses more than this share of maxmemory (or of REDIS_MEMORY_WARN_BYTES without a maxmemory). */

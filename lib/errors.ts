@@ -18,6 +18,10 @@ export const errorStatus = {
   ORDER_STATE: 409,
   PAY_EXPIRED: 409,
   ALREADY_BOUGHT: 409,
+  /** A flash-sale unit this user cancelled (or let time out) is not theirs to grab again. */
+  FORFEITED: 409,
+  /** Too many cancelled or unpaid orders of one normal voucher by one user in 24 h. */
+  CANCEL_LIMIT: 409,
   SOLD_OUT: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,

@@ -17,18 +17,33 @@ const limits = {
   passwordLoginPhoneClient: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
   /** Password tries of one client across phones (credential stuffing). */
   passwordLoginClient: { points: 100, duration: 15 * 60, message: '登录尝试过于频繁，请稍后再试' },
-  /** Wrong passwords of one phone from everywhere: a slow ceiling, reached only by many clients at once. */
+  /** Password tries of one phone from a device it logged in on before (lib/auth/login-device.ts), instead of the per-client and per-phone limits. */
+  passwordLoginDevice: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },
+  /** Wrong passwords of one phone from everywhere: a slow ceiling, reached only by many clients at once (not checked for its known devices). */
   passwordLoginPhone: { points: 200, duration: 3600, message: '该账号近期密码错误次数过多，请稍后再试' },
   seckillUser: { points: env.SECKILL_USER_PER_SECOND, duration: 1, message: '操作太快了，请稍后再试' },
   /** Public shop reads per client: generous for people, a wall for scrapers walking random ids. */
   shopReadIp: { points: 300, duration: 10, message: '请求过于频繁，请稍后再试' },
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
+  /** Console writes (vouchers, shops, dead letters, redeem, refunds, roles) of one merchant or admin: far above what a person clicks. */
+  consoleWriteUser: { points: 300, duration: 60, message: '操作太频繁，请稍后再试' },
+  /** Pay, cancel and refund requests of one user's orders. */
+  orderWriteUser: { points: 60, duration: 60, message: '操作太频繁，请稍后再试' },
+  /** Daily sign-in of one user (one counts a day; the rest are no-ops that still cost a round trip). */
+  signUser: { points: 20, duration: 60, message: '操作太频繁，请稍后再试' },
+  /** Payment provider callbacks per client address: a flood of unsigned notifies is cut off; the provider retries a 429. */
+  paymentNotifyClient: { points: 2000, duration: 10, message: '请求过于频繁，请稍后再试' },
+  /** Normal-voucher buys of one user (every buy writes an order and schedules its timeout). */
+  voucherBuyUser: { points: 30, duration: 60, message: '下单太频繁，请稍后再试' },
   uploadUser: { points: 100, duration: 3600, message: '上传太频繁，请稍后再试' },
   blogWriteUser: { points: 30, duration: 3600, message: '发布太频繁，请稍后再试' },
   shopViewIp: { points: 300, duration: 60, message: '请求过于频繁，请稍后再试' },
 } as const;
 
 export type LimitName = keyof typeof limits;
+
+/** A limit's points per window, for tests that walk every route (e2e/hostile/write-limits.test.ts). */
+export const limitPoints = (name: LimitName): number => limits[name].points;
 
 /** For limits counted elsewhere (the grab script counts its own, in the voucher's slot). */
 export const limitMessages = { seckillUser: limits.seckillUser.message, seckillIp: limits.seckillIp.message };

@@ -26,10 +26,10 @@ interface OrderPoll {
 }
 type Outcome =
   | { kind: 'order'; orderId: string; state: OrderState; failReason?: OrderPoll['failReason']; keptOrderId?: string }
-  | { kind: 'refused'; code: 'ALREADY_BOUGHT' | 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED'; text: string }
+  | { kind: 'refused'; code: 'ALREADY_BOUGHT' | 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED' | 'FORFEITED'; text: string }
   | { kind: 'error'; text: string };
 
-const REFUSALS = { ALREADY_BOUGHT: '已抢过', SOLD_OUT: '已售罄', NOT_STARTED: '未开始', ENDED: '已结束' } as const;
+const REFUSALS = { ALREADY_BOUGHT: '已抢过', SOLD_OUT: '已售罄', NOT_STARTED: '未开始', ENDED: '已结束', FORFEITED: '你取消过该券的订单，名额已让出，不能再抢' } as const;
 
 /**
  * An overloaded server sheds grabs with 503 + Retry-After instead of queueing them. Try again a
@@ -110,6 +110,8 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
   const phase = now === null ? 'loading' : now < begin ? 'upcoming' : now >= end ? 'ended' : 'live';
   const soldOut = remaining === 0 || (outcome?.kind === 'refused' && outcome.code === 'SOLD_OUT');
   const done = outcome?.kind === 'order' || (outcome?.kind === 'refused' && outcome.code === 'ALREADY_BOUGHT');
+  // This buyer gave a unit of this sale back (cancelled, timed out, refunded): the server refuses every further grab.
+  const forfeited = outcome?.kind === 'refused' && outcome.code === 'FORFEITED';
 
   useOrderPolling(outcome, (p) => setOutcome((o) => (o?.kind === 'order' ? { ...o, state: p.state, failReason: p.failReason, keptOrderId: p.keptOrderId } : o)));
 
@@ -137,9 +139,10 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
     : busy ? '抢购中…'
     // Whoever took the last unit has it: 已抢到 wins over the 已售罄 the stock poll brings next.
     : done ? '已抢到'
+    : forfeited ? '不能再抢'
     : soldOut ? '已售罄'
     : '立即抢购';
-  const disabled = phase !== 'live' || busy || soldOut || done;
+  const disabled = phase !== 'live' || busy || soldOut || done || forfeited;
 
   return (
     <div className="rounded-lg border border-brand/30 bg-brand/5 p-3" data-testid="seckill-grab" data-voucher-id={voucherId}>

@@ -14,6 +14,11 @@ import { PEER_HEADER } from '@/lib/http/client-ip';
 import { callRoute, randomPhone } from '@/lib/test/helpers';
 import { resetLimit } from '@/lib/rate-limit';
 import { POST as loginRoute } from '@/app/api/user/login/route';
+import { LOGIN_DEVICE_COOKIE, LOGIN_DEVICE_HEADER } from '@/lib/auth/login-device';
+import { authOptions } from '@/lib/web/auth-options';
+
+type Authorize = (credentials: Record<string, string>, req: { headers: Record<string, string> }) => Promise<{ id: string } | null>;
+const webAuthorize = (authOptions.providers[0] as unknown as { options: { authorize: Authorize } }).options.authorize;
 
 afterAll(async () => {
   await closeDb();
@@ -76,5 +81,79 @@ describe('password guessing', () => {
       if (r.status === 429) limited++;
     }
     expect(limited).toBe(5);
+  });
+});
+
+describe("the owner's login device", () => {
+  const login = (phone: string, password: string, ip: string, extra: Record<string, string> = {}) =>
+    callRoute(loginRoute, { body: { phone, password }, headers: { ...from(ip), ...extra } });
+
+  /** 20 addresses × 10 wrong passwords at once: the phone's global ceiling (200 / h) is used up. */
+  async function exhaustCeiling(phone: string, net: string) {
+    const ips = Array.from({ length: 20 }, (_, i) => `${net}.${i + 1}`);
+    await Promise.all(ips.map((ip) => resetLimit('passwordLoginClient', ip)));
+    const statuses = (await Promise.all(ips.map(async (ip) => {
+      const out: number[] = [];
+      for (let i = 0; i < 10; i++) out.push((await login(phone, `wrong-${i}`, ip)).status);
+      return out;
+    }))).flat();
+    expect(statuses.filter((s) => s === 401)).toHaveLength(200);
+    // the ceiling holds for every client without the owner's device, even with the right password
+    const fresh = await login(phone, 'owner-pw-2', '192.0.2.200');
+    expect(fresh.status).toBe(429);
+    expect(Number(fresh.headers.get('retry-after'))).toBeGreaterThan(0);
+  }
+
+  it('a crowd using up the per-phone ceiling does not lock out the device the owner logged in on; forged or foreign devices are not exempt', async () => {
+    expect(env.RATE_LIMITS, 'this proof needs the limits on').toBe(true);
+    const owner = await privileged('merchant', 'owner-pw-2');
+    const other = await privileged('merchant', 'other-pw-2');
+    await Promise.all(['192.0.2.10', '192.0.2.11', '192.0.2.12', '192.0.2.200', '192.0.2.201'].map((ip) => resetLimit('passwordLoginClient', ip)));
+
+    // The owner logged in once before: a signed, httpOnly device cookie, and the same token for API clients.
+    const first = await login(owner.phone, 'owner-pw-2', '192.0.2.10');
+    expect(first.status).toBe(200);
+    const device = first.json.data.deviceToken as string;
+    expect(device).toMatch(/^[\w-]{22}\.\d+\.[\w-]{43}$/);
+    const setCookie = first.headers.get('set-cookie') ?? '';
+    expect(setCookie).toContain(`${LOGIN_DEVICE_COOKIE}=${device}`);
+    expect(setCookie).toMatch(/HttpOnly/i);
+    const foreign = (await login(other.phone, 'other-pw-2', '192.0.2.10')).json.data.deviceToken as string;
+
+    await exhaustCeiling(owner.phone, '203.0.113');
+
+    // From a new address, by cookie and by header: the owner is in.
+    const byCookie = await login(owner.phone, 'owner-pw-2', '192.0.2.11', { cookie: `${LOGIN_DEVICE_COOKIE}=${device}` });
+    expect(byCookie.status).toBe(200);
+    expect(byCookie.json.data.user.id).toBe(owner.id);
+    expect(byCookie.json.data.deviceToken).toBe(device);
+    expect((await login(owner.phone, 'owner-pw-2', '192.0.2.12', { [LOGIN_DEVICE_HEADER]: device })).status).toBe(200);
+    // The browser's sign-in (next-auth's credentials provider) reads the same cookie.
+    const browser = (cookie: string) => webAuthorize({ phone: owner.phone, password: 'owner-pw-2' }, { headers: { [PEER_HEADER]: '192.0.2.13', cookie } });
+    await expect(browser(`${LOGIN_DEVICE_COOKIE}=${device}`)).resolves.toMatchObject({ id: owner.id });
+    await expect(browser(`${LOGIN_DEVICE_COOKIE}=${foreign}`)).rejects.toThrow(/密码错误次数过多/);
+
+    // Nor does a stranger stuffing credentials from the owner's own network lock the device out.
+    await resetLimit('passwordLoginClient', '192.0.2.14');
+    for (let i = 0; i < 100; i++) await login(randomPhone(), 'whatever-1', '192.0.2.14');
+    expect((await login(randomPhone(), 'whatever-1', '192.0.2.14')).status).toBe(429);
+    expect((await login(owner.phone, 'owner-pw-2', '192.0.2.14', { [LOGIN_DEVICE_HEADER]: device })).status).toBe(200);
+
+    // A forged signature, another phone's device, a tampered id: the ceiling applies.
+    const [id, at, sig] = device.split('.') as [string, string, string];
+    const forged = [`${id}.${at}.${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`, foreign, `${'A'.repeat(22)}.${at}.${sig}`, `${id}.${Number(at) + 1}.${sig}`];
+    for (const token of forged) {
+      expect((await login(owner.phone, 'owner-pw-2', '192.0.2.201', { cookie: `${LOGIN_DEVICE_COOKIE}=${token}` })).status, token).toBe(429);
+      expect((await login(owner.phone, 'owner-pw-2', '192.0.2.201', { [LOGIN_DEVICE_HEADER]: token })).status, token).toBe(429);
+    }
+  });
+
+  it("the device keeps a limit of its own: a thief of the cookie gets 10 tries, not the ceiling's 200", async () => {
+    const owner = await privileged('merchant', 'owner-pw-3');
+    await Promise.all(['192.0.2.20', '192.0.2.21'].map((ip) => resetLimit('passwordLoginClient', ip)));
+    const device = (await login(owner.phone, 'owner-pw-3', '192.0.2.20')).json.data.deviceToken as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await login(owner.phone, `guess-${i}`, '192.0.2.21', { [LOGIN_DEVICE_HEADER]: device })).status);
+    expect(statuses).toEqual([...Array(10).fill(401), 429, 429]);
   });
 });

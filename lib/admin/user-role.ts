@@ -2,7 +2,9 @@
  * Changing a user's role (admin only). The session carries the role it was created with, so every
  * live session of that user is revoked after the change commits: the next request logs in afresh
  * and gets the new role — a demoted merchant keeps no console access, a promoted user must then
- * log in with a password. Audited as user.role-change.
+ * log in with a password. Audited as user.role-change. The acting admin's row and the target's are
+ * locked in one transaction, which also checks that the actor is still an admin and that the last
+ * admin is never removed, so two admins demoting each other at once leave one admin, not none.
  */
 import { z } from 'zod';
 import type { DB } from '@/lib/db/client';
@@ -11,7 +13,7 @@ import { AppError, notFound } from '@/lib/errors';
 import { recordAudit } from '@/lib/audit/audit';
 import { assertAdmin, type Actor } from '@/lib/admin/access';
 import { revokeUserSessions } from '@/lib/auth/session';
-import { lockUserRow, setUserRole } from '@/lib/admin/user-role.repository';
+import { countOtherAdmins, lockActorAndTarget, setUserRole } from '@/lib/admin/user-role.repository';
 import { findUserByPhone } from '@/lib/auth/user.repository';
 import type { Executor } from '@/lib/db/client';
 
@@ -21,8 +23,15 @@ export async function changeUserRole(db: DB, redis: RedisClient, actor: Actor, u
   assertAdmin(actor);
   if (userId === actor.id) throw new AppError('CONFLICT', '不能修改自己的角色');
   const before = await db.transaction().execute(async (trx) => {
-    const row = await lockUserRow(trx, userId);
+    const { actor: me, target: row } = await lockActorAndTarget(trx, actor.id, userId);
     if (!row) throw notFound('用户');
+    // The session's role was read before this transaction: another admin may have demoted the
+    // actor meanwhile, and a demoted admin's request must not still demote someone else.
+    if (me?.role !== 'admin') throw new AppError('FORBIDDEN', '需要管理员权限');
+    // The last admin can never be removed (the console would have nobody left to manage it).
+    if (row.role === 'admin' && input.role !== 'admin' && (await countOtherAdmins(trx, userId)) === 0) {
+      throw new AppError('CONFLICT', '不能移除最后一位管理员');
+    }
     if (row.role !== input.role) {
       await setUserRole(trx, userId, input.role);
       await recordAudit(trx, { actorId: actor.id, action: 'user.role-change', targetType: 'user', targetId: userId, before: { role: row.role }, after: { role: input.role } });

@@ -17,6 +17,7 @@ import { smsProvider } from '@/lib/sms/provider';
 import { createSession, type SessionUser } from '@/lib/auth/session';
 import { verifyPassword } from '@/lib/auth/password';
 import { findUserByPhone, insertUserIfAbsent } from '@/lib/auth/user.repository';
+import { issueLoginDevice, verifyLoginDevice } from '@/lib/auth/login-device';
 
 export const CODE_TTL_SECONDS = 5 * 60;
 export const MAX_CODE_TRIES = 5;
@@ -49,13 +50,26 @@ export async function sendLoginCode(redis: RedisClient, phone: string, ip: strin
 export interface LoginResult {
   token: string;
   user: SessionUser;
+  /**
+   * Password logins: this client's login-device token (the one it presented, if still valid, else
+   * a new one). Presented again (cookie or header), it spares the client the phone's global
+   * ceiling of wrong passwords (lib/auth/password-guard.ts).
+   */
+  deviceToken?: string;
 }
 
-/** `ip` is the client address (lib/http/client-ip.ts): password tries are limited per client. */
-export async function login(db: Executor, redis: RedisClient, input: LoginInput, ip: string): Promise<LoginResult> {
-  const user = 'code' in input ? await checkCode(db, redis, input.phone, input.code) : await checkPassword(db, input.phone, input.password, ip);
-  const dto = toSessionUser(user);
-  return { token: await createSession(redis, dto), user: dto };
+/**
+ * `ip` is the client address (lib/http/client-ip.ts): password tries are limited per client.
+ * `device` is the login-device token the client presented, if any (verified here, for this phone).
+ */
+export async function login(db: Executor, redis: RedisClient, input: LoginInput, ip: string, device?: string): Promise<LoginResult> {
+  if ('code' in input) {
+    const dto = toSessionUser(await checkCode(db, redis, input.phone, input.code));
+    return { token: await createSession(redis, dto), user: dto };
+  }
+  const deviceId = verifyLoginDevice(device, input.phone);
+  const dto = toSessionUser(await checkPassword(db, input.phone, input.password, ip, deviceId));
+  return { token: await createSession(redis, dto), user: dto, deviceToken: deviceId ? device! : issueLoginDevice(input.phone) };
 }
 
 async function checkCode(db: Executor, redis: RedisClient, phone: string, code: string): Promise<User> {
@@ -69,12 +83,12 @@ async function checkCode(db: Executor, redis: RedisClient, phone: string, code: 
   return user;
 }
 
-async function checkPassword(db: Executor, phone: string, password: string, ip: string): Promise<User> {
-  await beforePasswordCheck(phone, ip);
+async function checkPassword(db: Executor, phone: string, password: string, ip: string, deviceId: string | null): Promise<User> {
+  await beforePasswordCheck(phone, ip, deviceId);
   const user = await findUserByPhone(db, phone);
   const ok = await verifyPassword(password, user?.password ?? null);
   if (!user || !ok) return afterPasswordFailure(db, phone, ip, user);
-  await afterPasswordSuccess(phone, ip);
+  await afterPasswordSuccess(phone, ip, deviceId);
   return user;
 }
 

@@ -5,7 +5,11 @@
  *   - per client: 100 tries / 15 min across phones (credential stuffing from one address);
  *   - per phone, from everywhere: a slow ceiling of wrong passwords (200 / h) that only a crowd of
  *     clients reaches; it counts failures only, and a right password from a fresh client is not
- *     consumed by it.
+ *     consumed by it;
+ *   - a device this phone logged in on before (a verified login-device token) skips the ceiling
+ *     and both per-client limits and has its own: 10 tries / 15 min per (phone, device).
+ *     The ceiling alone would let a crowd lock the owner out for an hour; the owner's device is
+ *     then still let in, while every stranger stays slowed.
  * Every wrong password for an existing account is audited (action auth.password-failed).
  */
 import type { Executor } from '@/lib/db/client';
@@ -19,15 +23,24 @@ import { log } from '@/lib/log';
 export const ANONYMOUS_ACTOR_ID = '0';
 
 const phoneClient = (phone: string, ip: string) => `${phone}|${ip}`;
+const phoneDevice = (phone: string, deviceId: string) => `${phone}|${deviceId}`;
 
-export async function beforePasswordCheck(phone: string, ip: string): Promise<void> {
+/** `deviceId`: a verified login device of this phone (lib/auth/login-device.ts), or null. */
+export async function beforePasswordCheck(phone: string, ip: string, deviceId: string | null = null): Promise<void> {
+  if (deviceId) {
+    // Not the per-client limit either: a stranger stuffing credentials from the owner's network
+    // (an office, a carrier NAT) would otherwise lock the owner out all the same.
+    await consume('passwordLoginDevice', phoneDevice(phone, deviceId));
+    return;
+  }
   await ensureNotBlocked('passwordLoginPhone', phone);
   await consume('passwordLoginClient', ip);
   await consume('passwordLoginPhoneClient', phoneClient(phone, ip));
 }
 
-export async function afterPasswordSuccess(phone: string, ip: string): Promise<void> {
+export async function afterPasswordSuccess(phone: string, ip: string, deviceId: string | null = null): Promise<void> {
   await resetLimit('passwordLoginPhoneClient', phoneClient(phone, ip));
+  if (deviceId) await resetLimit('passwordLoginDevice', phoneDevice(phone, deviceId));
 }
 
 export async function afterPasswordFailure(db: Executor, phone: string, ip: string, user: User | undefined): Promise<never> {

@@ -164,18 +164,6 @@ export async function owedRedisReturns(db: Executor, graceMs: number, limit: num
 }
 
 /** Live normal-voucher orders (unpaid or paid) a user holds for one voucher: the per-user cap. */
-export async function countLiveNormalOrders(db: Executor, voucherId: string, userId: string): Promise<number> {
-  const r = await db
-    .selectFrom('tb_voucher_order')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('voucher_id', '=', voucherId)
-    .where('user_id', '=', userId)
-    .where('kind', '=', 0)
-    .where('status', 'in', [OrderStatus.unpaid, OrderStatus.paid])
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
-}
-
 export async function insertNormalOrder(db: Executor, o: { id: string; userId: string; voucherId: string }): Promise<void> {
   await db.insertInto('tb_voucher_order').values({ id: o.id, user_id: o.userId, voucher_id: o.voucherId, kind: 0 }).execute();
 }

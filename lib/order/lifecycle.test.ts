@@ -134,9 +134,10 @@ describe('pay', () => {
 });
 
 describe('cancel and the unit returned exactly once', () => {
-  it('cancel → 4, the unit is back in MySQL and Redis, the buyer may grab again; a second cancel is 409', async () => {
+  it('cancel → 4, the unit is back in MySQL and Redis for someone else (the buyer forfeits it); a second cancel is 409', async () => {
     const { users, orderOf, voucherId } = await saleWithOrders(1, 1);
     const a = users[0]!;
+    const [b] = await createTestUsers(db, redis, 1);
     expect((await readSeckillState(redis, voucherId))?.remaining).toBe(0);
     const r = await post(cancelRoute, a, orderOf(a));
     expect(r.status).toBe(200);
@@ -144,15 +145,17 @@ describe('cancel and the unit returned exactly once', () => {
     expect((await post(cancelRoute, a, orderOf(a))).status).toBe(409);
     expect((await post(payRoute, a, orderOf(a))).status).toBe(409);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 1, dbStock: 1, dbOrders: 0, buyers: 0 });
-    const again = await grabAll(db, redis, voucherId, [a.userId]);
+    await expect(grabAll(db, redis, voucherId, [a.userId])).rejects.toMatchObject({ code: 'FORFEITED' });
+    const again = await grabAll(db, redis, voucherId, [b!.userId]);
     await waitPersisted(db, redis, voucherId, 2);
     expect(await status(again[0]!)).toBe(1);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 0, dbStock: 0, dbOrders: 1 });
   });
 
-  it('a crash between the MySQL commit and the Redis return: the backstop completes it; a late retry after the buyer grabbed again changes nothing', async () => {
+  it('a crash between the MySQL commit and the Redis return: the backstop completes it; a late retry after the unit was grabbed again changes nothing', async () => {
     const { users, orderOf, voucherId } = await saleWithOrders(2, 1);
     const a = users[0]!;
+    const [b] = await createTestUsers(db, redis, 1);
     // The MySQL half alone, as if the process died right after the commit.
     await db.transaction().execute(async (trx) => {
       expect(await markCancelled(trx, orderOf(a), 'buyer', 5)).toBe(true);
@@ -163,11 +166,11 @@ describe('cancel and the unit returned exactly once', () => {
     await waitFor('backstop completed the return', async () => (await orderRow(db, orderOf(a))).stock_return === 2, 60_000, 200);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 2, dbStock: 2, buyers: 0, returnsOwed: 0 });
 
-    // The buyer grabs again (and pays); then a stale retry of the old return arrives: it must neither
-    // remove the new buyer nor add a unit.
-    const [again] = await grabAll(db, redis, voucherId, [a.userId]);
+    // Someone else grabs the unit (and pays); then a stale retry of the old return arrives: it must
+    // neither remove a buyer nor add a unit.
+    const [again] = await grabAll(db, redis, voucherId, [b!.userId]);
     await waitPersisted(db, redis, voucherId, 2);
-    expect((await post(payRoute, a, again!)).status).toBe(200);
+    expect((await post(payRoute, b!, again!)).status).toBe(200);
     const old = { id: orderOf(a), voucherId, userId: a.userId };
     expect(await returnUnitToRedis(redis, old)).toBe(false);
     await completeReturn(db, redis, old);
@@ -190,6 +193,8 @@ describe('refund and redeem in the console', () => {
     expect(await status(orderOf(a))).toBe(6);
     expect(await paymentsOf(db, [orderOf(a)])).toEqual([{ orderId: orderOf(a), status: 'refunded' }]);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 1, dbStock: 1, dbOrders: 0 });
+    // A refunded unit is forfeited too: pay → refund → grab would be the same free loop, only slower.
+    await expect(grabAll(db, redis, voucherId, [a.userId])).rejects.toMatchObject({ code: 'FORFEITED' });
   });
 
   it('redeem: a foreign merchant → 403, a wrong code → 404, the owner → used once, a second time → 409', async () => {
@@ -227,6 +232,8 @@ describe('timeout', () => {
     expect(timeouts.stats.byMessage).toBeGreaterThan(0);
     expect((await post(payRoute, a, orderOf(a))).status).toBe(409);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 1, dbStock: 1, dbOrders: 0 });
+    // Letting the payment time out forfeits the unit like a cancel does.
+    await expect(grabAll(db, redis, voucherId, [a.userId])).rejects.toMatchObject({ code: 'FORFEITED' });
   });
 });
 

@@ -23,7 +23,8 @@ export async function insertOrder(db: Executor, order: { id: string; userId: str
 }
 
 export async function hasOrderFor(db: Executor, voucherId: string, userId: string): Promise<boolean> {
-  // Only a live order counts: a cancelled or refunded one gave its unit back, and its buyer may grab again.
+  // Only a live order counts: a cancelled or refunded one gave its unit back. (The Redis grab also
+  // refuses such a buyer, from the sale's forfeit set; this benchmark baseline's check does not.)
   const row = await db.selectFrom('tb_voucher_order').select('id').where('voucher_id', '=', voucherId).where('user_id', '=', userId).where('status', 'in', LIVE_ORDER_STATUSES).executeTakeFirst();
   return row !== undefined;
 }

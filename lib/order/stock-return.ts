@@ -2,7 +2,9 @@
  * The Redis half of giving a cancelled or refunded seckill order's unit back. MySQL already took
  * the unit back in the transition's transaction and recorded it as owed (stock_return = 1); this
  * step runs after the commit, and again from the backstop if a crash or a Redis outage came in
- * between: the script remembers the order ids it returned, so a retry never returns twice.
+ * between: the script remembers the order ids it returned, so a retry never returns twice. The
+ * same script puts the buyer in the sale's forfeit set: a unit given back is not theirs to grab
+ * again (the grab script refuses them).
  */
 import type { DB } from '@/lib/db/client';
 import type { RedisClient } from '@/lib/redis/types';
@@ -19,14 +21,14 @@ export interface OwedReturn {
 }
 
 /**
- * The one place a unit goes back on sale in Redis (the stock rises and the buyer may grab again).
+ * The one place a unit goes back on sale in Redis (the stock rises; the buyer forfeits the sale).
  * Returns true if this call returned it, false if an earlier call already had.
  */
 export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Promise<boolean> {
   const r = await runScript<number>(
     redis,
     'seckill-return',
-    [keys.seckillStock(o.voucherId), keys.seckillBuyers(o.voucherId), keys.seckillReturned(o.voucherId)],
+    [keys.seckillStock(o.voucherId), keys.seckillBuyers(o.voucherId), keys.seckillReturned(o.voucherId), keys.seckillForfeit(o.voucherId)],
     [o.id, o.userId],
   );
   if (r === 1) await notifySeckillChanged(redis, o.voucherId); // a unit is on sale again: forget "sold out" everywhere

@@ -37,6 +37,8 @@ export const keys = {
   seckillPending: (vid: string) => `seckill:{${vid}}:pending`,
   /** Order ids whose unit a cancel or refund already gave back to Redis (makes the return idempotent). */
   seckillReturned: (vid: string) => `seckill:{${vid}}:returned`,
+  /** Users who gave a unit of this sale back (cancelled, timed out, refunded): the grab refuses them. */
+  seckillForfeit: (vid: string) => `seckill:{${vid}}:forfeit`,
   /** Grab attempts per second of one user / one client address on one voucher (1 s TTL; the voucher's slot). */
   seckillRateUser: (vid: string, userId: string) => `rl:seckill:{${vid}}:u:${userId}`,
   seckillRateIp: (vid: string, ip: string) => `rl:seckill:{${vid}}:ip:${ip}`,

@@ -43,7 +43,7 @@ export interface GrabResult {
   status: 'pending' | 'created';
 }
 
-export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6 } as const;
+export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7 } as const;
 
 const refusals: Record<number, () => AppError> = {
   [GrabCode.UNKNOWN]: () => notFound('秒杀券'),
@@ -51,6 +51,7 @@ const refusals: Record<number, () => AppError> = {
   [GrabCode.ENDED]: () => new AppError('ENDED', '秒杀已经结束'),
   [GrabCode.ALREADY_BOUGHT]: () => new AppError('ALREADY_BOUGHT', '每人限抢一张，你已经抢过了'),
   [GrabCode.SOLD_OUT]: () => new AppError('SOLD_OUT', '已售罄'),
+  [GrabCode.FORFEITED]: () => new AppError('FORFEITED', '你已取消过该秒杀券的订单，名额已让给其他人，不能再抢'),
 };
 
 /** The refusals a process may remember (lib/seckill/refusal-memory.ts): facts about the voucher, not the user. */
@@ -202,7 +203,15 @@ export function runGrabScript(
   return runScript<[number, string?, (string | number)?]>(
     redis,
     'seckill-grab',
-    [keys.seckillMeta(v), keys.seckillStock(v), keys.seckillBuyers(v), keys.seckillPending(v), keys.seckillRateUser(v, o.userId), keys.seckillRateIp(v, o.ip ?? '-')],
+    [
+      keys.seckillMeta(v),
+      keys.seckillStock(v),
+      keys.seckillBuyers(v),
+      keys.seckillPending(v),
+      keys.seckillRateUser(v, o.userId),
+      keys.seckillRateIp(v, o.ip ?? '-'),
+      keys.seckillForfeit(v),
+    ],
     [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0],
   );
 }

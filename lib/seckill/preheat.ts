@@ -4,6 +4,8 @@
  * stock in one atomic step, so grabs interleave harmlessly; and it runs while this transaction
  * holds the voucher's stock row lock, so a concurrent add-stock (or admin edit) is either fully
  * before it or fully after it — a preheat can never write back a total that was just changed.
+ * It also rebuilds the sale's forfeit set (users who gave a unit back) from the cancelled and
+ * refunded orders.
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB, Executor } from '@/lib/db/client';
@@ -13,7 +15,7 @@ import { keys } from '@/lib/redis/keys';
 import { keepSaleKeys } from '@/lib/seckill/sale-expiry';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 import { runScript } from '@/lib/redis/scripts';
-import { addStockRow, buyerIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
+import { addStockRow, buyerIdPages, forfeitIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
 
 export interface PreheatResult {
   initial: number;
@@ -44,7 +46,10 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
     for await (const page of buyerIdPages(trx, voucherId)) {
       r = await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, page);
     }
-    return r ?? applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, []);
+    r ??= await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, []);
+    // Only grows, like the buyers: a return Redis forgot (restart, failover) is forfeited again.
+    for await (const page of forfeitIdPages(trx, voucherId)) await redis.sadd(keys.seckillForfeit(voucherId), ...page);
+    return r;
   });
   // The outbox sweeper only looks at vouchers in this set; a (re)opened sale's keys are permanent again.
   await Promise.all([redis.sadd(keys.seckillActive(), voucherId), keepSaleKeys(redis, voucherId)]);

@@ -27,8 +27,8 @@
  * epoch; a refusal is recorded only if no invalidation arrived since its script call was sent, so
  * an add-stock that Redis ran after the script can never be overwritten by that script's "sold out".
  *
- * Not remembered: ALREADY_BOUGHT (about one user: it keeps coming from the one script call every
- * grab makes) and RATE_LIMITED. A user who already bought and grabs again while the voucher is
+ * Not remembered: ALREADY_BOUGHT and FORFEITED (about one user: they keep coming from the one
+ * script call every grab makes) and RATE_LIMITED. A user who already bought and grabs again while the voucher is
  * remembered sold out hears "sold out" (410) instead of "already bought" (409): both are refusals
  * and both are true; the memory answers for the voucher, not the user.
  */

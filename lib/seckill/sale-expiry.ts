@@ -1,5 +1,5 @@
 /**
- * A flash sale's Redis keys (`seckill:{vid}:meta/stock/buyers/pending`) must not live forever:
+ * A flash sale's Redis keys (`seckill:{vid}:meta/stock/buyers/pending/returned/forfeit`) must not live forever:
  * Redis runs with noeviction, so keys of long-finished sales would one day make it refuse every
  * write, sessions and grabs included. Once a sale has ended and its outbox is empty (the outbox
  * sweeper decides), its keys get SECKILL_ENDED_KEY_TTL_SECONDS — a grace period for the admin's
@@ -11,7 +11,16 @@ import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
 
-const saleKeys = (vid: string) => [keys.seckillMeta(vid), keys.seckillStock(vid), keys.seckillBuyers(vid), keys.seckillPending(vid)];
+// The returned and forfeit sets too: they only matter while the sale's other keys exist, and a
+// preheat rebuilds the forfeit set from MySQL with them.
+const saleKeys = (vid: string) => [
+  keys.seckillMeta(vid),
+  keys.seckillStock(vid),
+  keys.seckillBuyers(vid),
+  keys.seckillPending(vid),
+  keys.seckillReturned(vid),
+  keys.seckillForfeit(vid),
+];
 
 export async function expireEndedSale(redis: RedisClient, vid: string, ttlSeconds = env.SECKILL_ENDED_KEY_TTL_SECONDS): Promise<void> {
   const m = redis.multi();

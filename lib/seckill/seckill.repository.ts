@@ -51,19 +51,33 @@ export async function lockSeckillRow(trx: Executor, voucherId: string): Promise<
 /** Orders that hold a unit: unpaid, paid, used, refunding (cancelled and refunded ones gave it back). */
 export const LIVE_ORDER_STATUSES = [1, 2, 3, 5];
 
+/** Orders whose unit went back on sale: the buyer cancelled, the payment timed out, or it was refunded. */
+export const RETURNED_ORDER_STATUSES = [4, 6];
+
 /** Every user with a live order for the voucher, in id pages (a sale can have many buyers). */
-export async function* buyerIdPages(db: Executor, voucherId: string, pageSize = 5000): AsyncGenerator<string[]> {
+export function buyerIdPages(db: Executor, voucherId: string, pageSize = 5000): AsyncGenerator<string[]> {
+  return userIdPages(db, voucherId, LIVE_ORDER_STATUSES, pageSize, false);
+}
+
+/** Every user who gave a unit of the voucher back (the sale's forfeit set), in id pages. */
+export function forfeitIdPages(db: Executor, voucherId: string, pageSize = 5000): AsyncGenerator<string[]> {
+  // distinct: before the forfeit rule a buyer could cancel the same sale more than once
+  return userIdPages(db, voucherId, RETURNED_ORDER_STATUSES, pageSize, true);
+}
+
+async function* userIdPages(db: Executor, voucherId: string, statuses: number[], pageSize: number, distinct: boolean): AsyncGenerator<string[]> {
   let after = '0';
   for (;;) {
-    const rows = await db
+    let q = db
       .selectFrom('tb_voucher_order')
       .select('user_id')
       .where('voucher_id', '=', voucherId)
-      .where('status', 'in', LIVE_ORDER_STATUSES)
+      .where('status', 'in', statuses)
       .where('user_id', '>', after)
       .orderBy('user_id')
-      .limit(pageSize)
-      .execute();
+      .limit(pageSize);
+    if (distinct) q = q.distinct();
+    const rows = await q.execute();
     if (rows.length === 0) return;
     yield rows.map((r) => r.user_id);
     if (rows.length < pageSize) return;

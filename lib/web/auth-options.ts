@@ -6,6 +6,7 @@
  */
 import type { NextAuthOptions } from 'next-auth';
 import CredentialsProvider from 'next-auth/providers/credentials';
+import { cookies } from 'next/headers';
 import { ZodError } from 'zod';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
@@ -14,6 +15,7 @@ import { log } from '@/lib/log';
 import { login, loginInput } from '@/lib/auth/login';
 import { clientIp } from '@/lib/http/client-ip';
 import { authSecret, SESSION_COOKIE, SESSION_COOKIE_MAX_AGE, SESSION_COOKIE_SECURE } from '@/lib/auth/cookie';
+import { LOGIN_DEVICE_COOKIE, LOGIN_DEVICE_MAX_AGE_SECONDS, presentedLoginDevice } from '@/lib/auth/login-device';
 
 export const authOptions: NextAuthOptions = {
   secret: authSecret,
@@ -38,7 +40,9 @@ export const authOptions: NextAuthOptions = {
       async authorize(credentials, req) {
         const raw = Object.fromEntries(Object.entries(credentials ?? {}).filter(([k, v]) => ['phone', 'code', 'password'].includes(k) && v));
         try {
-          const { token, user } = await login(db, redis, loginInput.parse(raw), clientIp(toHeaders(req?.headers)));
+          const headers = toHeaders(req?.headers);
+          const { token, user, deviceToken } = await login(db, redis, loginInput.parse(raw), clientIp(headers), presentedLoginDevice(headers));
+          if (deviceToken) await rememberLoginDevice(deviceToken);
           return { id: user.id, name: user.nickName, sessionToken: token };
         } catch (e) {
           if (e instanceof AppError) throw new Error(e.message);
@@ -60,6 +64,19 @@ export const authOptions: NextAuthOptions = {
     },
   },
 };
+
+/**
+ * The login-device cookie (lib/auth/login-device.ts) on the sign-in answer. authorize() runs inside
+ * the route handler's request, whose cookie store Next merges into the answer. A failure here
+ * costs only the exemption from the phone's global ceiling, never the login.
+ */
+async function rememberLoginDevice(token: string): Promise<void> {
+  try {
+    (await cookies()).set(LOGIN_DEVICE_COOKIE, token, { httpOnly: true, sameSite: 'lax', path: '/', secure: SESSION_COOKIE_SECURE, maxAge: LOGIN_DEVICE_MAX_AGE_SECONDS });
+  } catch (err) {
+    log.warn({ err: err instanceof Error ? err.message : String(err) }, 'login-device cookie could not be set');
+  }
+}
 
 /** next-auth hands authorize() the request headers as a plain object. */
 function toHeaders(raw: Record<string, unknown> | undefined): Headers {

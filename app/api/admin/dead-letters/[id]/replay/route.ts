@@ -2,9 +2,11 @@ import { route } from '@/lib/http/route';
 import { expectNoBody, parseId } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { replayDeadLetter } from '@/lib/admin/dead-letters';
+import { consume } from '@/lib/rate-limit';
 
 /** Publishes the order again; idempotent (a second replay changes nothing). */
 export const POST = route({ auth: 'merchant' }, async ({ req, params, user }) => {
+  await consume('consoleWriteUser', user.id);
   const id = parseId(params.id);
   await expectNoBody(req);
   return replayDeadLetter(db, user, id);

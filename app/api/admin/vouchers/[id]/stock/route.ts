@@ -5,6 +5,7 @@ import { redis } from '@/lib/redis/client';
 import { getLiveStock } from '@/lib/admin/live-stock';
 import { addStockInput } from '@/lib/voucher/voucher.schema';
 import { addStock } from '@/lib/voucher/voucher-stock';
+import { consume } from '@/lib/rate-limit';
 
 export const dynamic = 'force-dynamic';
 
@@ -13,6 +14,7 @@ export const GET = route({ auth: 'merchant' }, async ({ params, user }) => getLi
 
 /** Adds `{ amount }` units to the sale, Redis and MySQL together. */
 export const POST = route({ auth: 'merchant' }, async ({ req, params, user }) => {
+  await consume('consoleWriteUser', user.id);
   const id = parseId(params.id);
   const { amount } = await parseJson(req, addStockInput);
   return addStock(db, redis, user, id, amount);

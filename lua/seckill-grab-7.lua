@@ -1,7 +1,8 @@
 --[[
   The grab (docs/flash-sale.md#where-a-grab-goes) in one round trip, atomically: the per-user and per-IP limits of
-  this voucher, the sale window by Redis' clock, one order per user, stock > 0; then take one
-  unit, record the buyer and put the order in the voucher's outbox. Every key is in the voucher's
+  this voucher, the sale window by Redis' clock, one order per user, stock > 0, not a unit this
+  user already gave back; then take one unit, record the buyer and put the order in the
+  voucher's outbox. Every key is in the voucher's
   hash slot (the limit keys carry its tag), so the script runs on one Redis Cluster node.
 
   KEYS[1]  seckill:{vid}:meta     hash: initial, begin (ms), end (ms)
@@ -10,6 +11,7 @@
   KEYS[4]  seckill:{vid}:pending  hash orderId -> order message JSON (accepted, not yet in MySQL)
   KEYS[5]  rl:seckill:{vid}:u:<userId>   grab attempts of this user this second (1 s TTL)
   KEYS[6]  rl:seckill:{vid}:ip:<ip>      grab attempts from this address this second (1 s TTL)
+  KEYS[7]  seckill:{vid}:forfeit  set of user ids whose unit was cancelled, timed out or refunded
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
   ARGV[4]  attempts per user per second (0 = no limit)   ARGV[5] attempts per IP per second (0 = no limit)
 
@@ -21,6 +23,7 @@
            {4}           already bought
            {5}           sold out
            {6, ms, who}  rate limited ('user' or 'ip'); retry after ms
+           {7}           forfeited: this user gave a unit of this sale back and may not grab again
 ]]
 local function over(key, limit)
   if limit <= 0 then
@@ -68,6 +71,11 @@ if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1 then
 end
 if (tonumber(redis.call('GET', KEYS[2])) or 0) <= 0 then
   return {5}
+end
+-- After the stock check: only a grab that could take a unit pays for this lookup (a sold-out
+-- storm does not), and a forfeited user hears "sold out" like everyone else once it is.
+if redis.call('SISMEMBER', KEYS[7], ARGV[2]) == 1 then
+  return {7}
 end
 redis.call('DECR', KEYS[2])
 redis.call('SADD', KEYS[3], ARGV[2])

@@ -1,0 +1,162 @@
+/**
+ * Buy → cancel must not be free (proof suite). A flash-sale unit given back by its buyer (cancel,
+ * payment timeout, refund) is forfeited: the grab script refuses that user with FORFEITED, under
+ * concurrency too, and the forfeit set survives Redis losing it (preheat rebuilds it from MySQL).
+ * Normal vouchers: cancelled-in-24h plus unpaid orders of one voucher are capped per user, decided
+ * under the user's row lock, so parallel buy + cancel loops from one account stop at the cap.
+ * The grabs go through the grab route, and through the hot server with TEST_DOOR=hot.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { db, closeDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { keys } from '@/lib/redis/keys';
+import { closeMq } from '@/lib/mq/connection';
+import { env } from '@/lib/env';
+import { callRoute } from '@/lib/test/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
+import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
+import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
+import { POST as buyRoute } from '@/app/api/vouchers/[id]/buy/route';
+import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { createTestUsers, waitFor, waitOutShortLivedKeys, type TestUser } from '@/lib/seckill/testing';
+import { createConsoleFixture, type ConsoleFixture } from '@/lib/admin/testing';
+import { createSaleInShop } from '@/lib/order/lifecycle-testing';
+import { insertNormalVoucher } from '@/lib/order/lifecycle-testing.repository';
+import { preheatVoucher } from '@/lib/seckill/preheat';
+import { expireEndedSale } from '@/lib/seckill/sale-expiry';
+import { readSeckillState } from '@/lib/seckill/state';
+
+let f: ConsoleFixture;
+let worker: OrderWorker;
+
+beforeAll(async () => {
+  f = await createConsoleFixture(db, redis);
+  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 500, staleMs: 1000 });
+});
+afterAll(async () => {
+  await worker.stop();
+  await waitOutShortLivedKeys(redis);
+  await Promise.all([closeMq(), closeDb(), closeRedis()]);
+});
+
+let ipSeq = 0;
+/** Each call from a fresh address, so only the per-user limits apply. */
+const grab = (u: TestUser, voucherId: string) =>
+  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `198.18.${(++ipSeq >> 8) & 255}.${ipSeq & 255}` } });
+const cancel = (u: TestUser, id: string) => callRoute(cancelRoute, { method: 'POST', token: u.token, params: { id } });
+const persisted = (id: string) => waitFor(`order ${id} persisted`, async () => (await db.selectFrom('tb_voucher_order').select('id').where('id', '=', id).executeTakeFirst()) !== undefined, 30_000);
+const returned = (id: string) =>
+  waitFor(`unit of ${id} back in Redis`, async () => (await db.selectFrom('tb_voucher_order').select('stock_return').where('id', '=', id).executeTakeFirstOrThrow()).stock_return === 2, 30_000);
+const ordersOf = async (voucherId: string, userId: string) =>
+  Number((await sql<{ n: number }>`SELECT COUNT(*) AS n FROM tb_voucher_order WHERE voucher_id = ${voucherId} AND user_id = ${userId}`.execute(db)).rows[0]!.n);
+
+/** Grab, wait until the worker wrote it, cancel, wait until the unit is back on sale. */
+async function grabAndCancel(u: TestUser, voucherId: string): Promise<string> {
+  const g = await grab(u, voucherId);
+  expect(g.status, JSON.stringify(g.json)).toBe(200);
+  const id = g.json.data.orderId as string;
+  await persisted(id);
+  expect((await cancel(u, id)).status).toBe(200);
+  await returned(id);
+  return id;
+}
+
+describe('flash sale: a unit given back is forfeited', () => {
+  it('grab → cancel → grab again: 409 FORFEITED with its own message, the unit stays on sale for others', async () => {
+    const voucherId = await createSaleInShop(db, redis, f.shopA, 2);
+    const [a, b] = await createTestUsers(db, redis, 2);
+    await grabAndCancel(a!, voucherId);
+    const again = await grab(a!, voucherId);
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe('FORFEITED');
+    expect(again.json.error.message).toMatch(/取消/);
+    expect((await readSeckillState(redis, voucherId))?.remaining).toBe(2);
+    expect((await grab(b!, voucherId)).status).toBe(200);
+    expect(await ordersOf(voucherId, a!.userId)).toBe(1);
+  });
+
+  it('20 buyers cancel at once, then all grab again at once: every re-grab is refused, the stock is whole', async () => {
+    const voucherId = await createSaleInShop(db, redis, f.shopA, 20);
+    const users = await createTestUsers(db, redis, 20);
+    const firsts = await Promise.all(users.map((u) => grab(u, voucherId)));
+    expect(firsts.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const ids = firsts.map((r) => r.json.data.orderId as string);
+    await Promise.all(ids.map(persisted));
+    expect((await Promise.all(users.map((u, i) => cancel(u, ids[i]!)))).map((r) => r.status)).toEqual(Array(20).fill(200));
+    await Promise.all(ids.map(returned));
+    const again = await Promise.all(users.flatMap((u) => [grab(u, voucherId), grab(u, voucherId), grab(u, voucherId)]));
+    expect(again.map((r) => r.json?.error?.code)).toEqual(Array(60).fill('FORFEITED'));
+    expect((await readSeckillState(redis, voucherId))?.remaining).toBe(20);
+  });
+
+  it('parallel grab → cancel → grab loops from one account end with one order', async () => {
+    const voucherId = await createSaleInShop(db, redis, f.shopA, 10);
+    const [a] = await createTestUsers(db, redis, 1);
+    const codes: string[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let round = 0; round < 3; round++) {
+          const g = await grab(a!, voucherId);
+          if (g.status !== 200) {
+            codes.push(g.json.error.code as string);
+            await new Promise((r) => setTimeout(r, 300));
+            continue;
+          }
+          const id = g.json.data.orderId as string;
+          await persisted(id);
+          await cancel(a!, id);
+          await returned(id);
+        }
+      }),
+    );
+    expect(codes).toContain('FORFEITED');
+    expect(await ordersOf(voucherId, a!.userId)).toBe(1);
+  });
+
+  it('Redis losing the forfeit set: a preheat rebuilds it from the cancelled orders; sale expiry covers it', async () => {
+    const voucherId = await createSaleInShop(db, redis, f.shopA, 3);
+    const [a] = await createTestUsers(db, redis, 1);
+    await grabAndCancel(a!, voucherId);
+    await redis.del(keys.seckillForfeit(voucherId));
+    await preheatVoucher(db, redis, voucherId);
+    expect(await redis.sismember(keys.seckillForfeit(voucherId), a!.userId)).toBe(1);
+    expect((await grab(a!, voucherId)).json.error.code).toBe('FORFEITED');
+    await expireEndedSale(redis, voucherId, 120);
+    expect(await redis.ttl(keys.seckillForfeit(voucherId))).toBeGreaterThan(0);
+    await preheatVoucher(db, redis, voucherId); // a re-opened sale keeps it
+    expect(await redis.ttl(keys.seckillForfeit(voucherId))).toBe(-1);
+  });
+});
+
+describe('normal vouchers: buy → cancel is capped per user and voucher', () => {
+  it(`12 parallel buy → cancel loops from one account stop at ${env.NORMAL_VOUCHER_CANCEL_CAP} cancellations`, async () => {
+    const voucherId = await insertNormalVoucher(db, f.shopA);
+    const [a] = await createTestUsers(db, redis, 1);
+    const refusals: string[] = [];
+    await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        for (let round = 0; round < 5; round++) {
+          const b = await callRoute(buyRoute, { method: 'POST', token: a!.token, params: { id: voucherId } });
+          if (b.status !== 200) {
+            refusals.push(b.json.error.code as string);
+            return;
+          }
+          await cancel(a!, b.json.data.id as string);
+        }
+      }),
+    );
+    const rows = await db.selectFrom('tb_voucher_order').select(['status']).where('voucher_id', '=', voucherId).where('user_id', '=', a!.userId).execute();
+    expect(rows.length).toBe(env.NORMAL_VOUCHER_CANCEL_CAP);
+    expect(rows.every((r) => r.status === 4)).toBe(true);
+    expect(refusals.length).toBe(12);
+    expect(new Set(refusals)).toEqual(new Set(['CANCEL_LIMIT']));
+    const next = await callRoute(buyRoute, { method: 'POST', token: a!.token, params: { id: voucherId } });
+    expect(next.status).toBe(409);
+    expect(next.json.error).toMatchObject({ code: 'CANCEL_LIMIT' });
+    expect(next.json.error.message).toMatch(/取消/);
+    // Another voucher, and another user, are not affected.
+    const other = await insertNormalVoucher(db, f.shopA);
+    expect((await callRoute(buyRoute, { method: 'POST', token: a!.token, params: { id: other } })).status).toBe(200);
+  });
+});
