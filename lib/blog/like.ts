@@ -63,8 +63,9 @@ async function settleRow(db: DB, redis: RedisClient, blogId: string, userId: str
   let want = liked;
   let when = at;
   for (let round = 0; round < SETTLE_ROUNDS; round++) {
-    if (want) await insertLike(db, blogId, userId, new Date(when));
-    else await deleteLike(db, blogId, userId);
+    const liking = want;
+    const time = new Date(when);
+    await retryDeadlock(() => (liking ? insertLike(db, blogId, userId, time) : deleteLike(db, blogId, userId)));
     const score = await redis.zscore(keys.blogLiked(blogId), userId);
     const now = score !== null;
     if (now === want) break;
@@ -72,9 +73,28 @@ async function settleRow(db: DB, redis: RedisClient, blogId: string, userId: str
     if (score !== null) when = Number(score);
   }
   if (want && !(await blogExists(db, blogId))) {
-    await deleteLike(db, blogId, userId);
+    await retryDeadlock(() => deleteLike(db, blogId, userId));
     await redis.del(keys.blogLiked(blogId));
     throw notFound('笔记');
+  }
+}
+
+const DEADLOCK_TRIES = 6;
+
+/**
+ * One user's concurrent clicks write the same row: InnoDB may pick one of an INSERT IGNORE and a
+ * DELETE of that key as a deadlock victim. Both statements are idempotent and the caller re-reads
+ * the ZSET after them, so the victim simply runs again (after a short random pause).
+ */
+async function retryDeadlock<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if ((code !== 'ER_LOCK_DEADLOCK' && code !== 'ER_LOCK_WAIT_TIMEOUT') || attempt >= DEADLOCK_TRIES) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+    }
   }
 }
 

@@ -10,6 +10,7 @@ import { callRoute, loginNewUser } from '@/lib/test/helpers';
 import { cleanupSocialFixtures, insertNote, makeShop, storedImageName } from '@/lib/blog/testing';
 import * as blog from '@/app/api/blogs/[id]/route';
 import * as like from '@/app/api/blogs/[id]/like/route';
+import * as comments from '@/app/api/blogs/[id]/comments/route';
 import * as followRoute from '@/app/api/users/[id]/follow/route';
 import * as sign from '@/app/api/sign/route';
 
@@ -68,6 +69,12 @@ describe('per-user limits on the social writes', () => {
     const u = await loginNewUser();
     const r = await burst(16, () => callRoute(sign.POST, { method: 'POST', token: u.token }));
     expect(r).toMatchObject({ served: 10, limited: 6 });
+  });
+
+  it('comments (with new notes): 30 an hour', async () => {
+    const u = await loginNewUser();
+    const r = await burst(36, () => callRoute(comments.POST, { token: u.token, params: { id: noteId }, body: { content: '好吃' } }));
+    expect(r).toMatchObject({ served: 30, limited: 6 });
   });
 
   it('one user used up is not everyone: another user still likes at once', async () => {
