@@ -8,6 +8,12 @@ import { expect, test, type Browser, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import { loginByPassword, loginBySms } from './support/login';
 import { JourneyData } from './support/journey-data';
+import { closeDb, createDb } from '../lib/db/client';
+import { closeRedis, createRedis } from '../lib/redis/client';
+import { keys } from '../lib/redis/keys';
+import { runScript } from '../lib/redis/scripts';
+import { storeImage } from '../lib/upload/image';
+import { FEED_SCAN_MAX } from '../lib/feed/feed.service';
 
 const SHOP = '103茶餐厅'; // a seeded shop
 
@@ -80,6 +86,40 @@ test('write a note with two images → shop page and follower feed → follower 
   await expect(author.page.getByTestId('blog-liker')).toHaveCount(1);
   await expect(author.page.getByTestId('blog-liker')).toHaveAttribute('title', follower.nick);
   await shot(author.page, 'note');
+});
+
+test('feed: older notes behind many deleted ones stay reachable (no empty state while a cursor is left)', async ({ browser }) => {
+  const author = await newUser(browser);
+  const follower = await newUser(browser);
+  // Set-up straight into MySQL + Redis (the fan-out's result): one old note, then more deleted
+  // newer ones than a single feed answer reads past.
+  const db = createDb(undefined, 2);
+  const redis = createRedis();
+  try {
+    const shopId = String((await db.selectFrom('tb_shop').select('id').where('name', '=', SHOP).executeTakeFirstOrThrow()).id);
+    const image = (await storeImage(await picture(120))).name;
+    const title = `e2e 较早的笔记 ${Date.now()}`;
+    const add = async (t: string) => String((await db.insertInto('tb_blog').values({ shop_id: shopId, user_id: author.id, title: t, content: '还在', images: image }).executeTakeFirstOrThrow()).insertId);
+    const old = await add(title);
+    const deleted: string[] = [];
+    for (let i = 0; i < FEED_SCAN_MAX + 5; i++) deleted.push(await add(`删 ${i}`));
+    const t0 = Date.now() - 3600_000;
+    for (const [i, id] of [old, ...deleted].entries()) await runScript(redis, 'feed-push', [keys.feed(follower.id)], [id, t0 + i, 1000, 3600]);
+    await db.deleteFrom('tb_blog').where('id', 'in', deleted).execute();
+
+    await follower.page.goto('/feed');
+    await expect(follower.page.getByTestId('feed-empty')).toHaveCount(0);
+    await expect(follower.page.getByTestId('feed-skipped')).toBeVisible();
+    await shot(follower.page, 'feed-skipped');
+    await follower.page.getByTestId('feed-more').click();
+    await expect(follower.page.getByTestId('blog-card').filter({ hasText: title })).toBeVisible();
+    await expect(follower.page.getByTestId('feed-more')).toHaveCount(0);
+    await shot(follower.page, 'feed-after-skipped');
+  } finally {
+    redis.disconnect();
+    await db.destroy();
+    await Promise.all([closeRedis(), closeDb()]); // the process-wide clients the imports opened
+  }
 });
 
 test('pages at phone size: home hot notes, user page, sign-in', async ({ page }) => {

@@ -37,6 +37,14 @@ const limits = {
   voucherBuyUser: { points: 30, duration: 60, message: '下单太频繁，请稍后再试' },
   uploadUser: { points: 100, duration: 3600, message: '上传太频繁，请稍后再试' },
   blogWriteUser: { points: 30, duration: 3600, message: '发布太频繁，请稍后再试' },
+  /** Edits and deletions of one's notes. */
+  blogEditUser: { points: 60, duration: 3600, message: '操作太频繁，请稍后再试' },
+  /** Like toggles of one user, any notes: a person taps far fewer in a minute. */
+  likeUser: { points: 60, duration: 60, message: '点赞太频繁，请稍后再试' },
+  /** Follows and unfollows of one user. */
+  followUser: { points: 60, duration: 60, message: '关注操作太频繁，请稍后再试' },
+  /** Sign-in posts of one user (one per day counts; repeats are no-ops that still cost a write path). */
+  signUser: { points: 10, duration: 60, message: '操作太频繁，请稍后再试' },
   shopViewIp: { points: 300, duration: 60, message: '请求过于频繁，请稍后再试' },
 } as const;
 

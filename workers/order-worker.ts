@@ -10,6 +10,7 @@ import { closeRedis } from '@/lib/redis/client';
 import { startOrderWorker } from '@/lib/order/worker';
 import { startTimeoutWorker } from '@/lib/order/timeout';
 import { startFeedConsumer } from '@/lib/feed/consumer';
+import { startSocialUpkeep } from '@/lib/blog/upkeep';
 import { env } from '@/lib/env';
 import { lowerOwnPriority } from '@/lib/order/priority';
 
@@ -25,7 +26,8 @@ const starting = (async () => {
   const worker = await startOrderWorker();
   const timeouts = await startTimeoutWorker();
   const feedConsumer = await startFeedConsumer(); // 点评 feed fan-out, same process and shutdown
-  return [worker, timeouts, feedConsumer];
+  const socialUpkeep = startSocialUpkeep(); // like counts follow the likes; uploads swept
+  return [worker, timeouts, feedConsumer, socialUpkeep];
 })();
 
 let stopping = false;

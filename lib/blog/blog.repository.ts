@@ -48,7 +48,7 @@ export async function insertBlog(
 }
 
 export function lockBlog(trx: Executor, id: string) {
-  return trx.selectFrom('tb_blog').select(['id', 'user_id', 'liked']).where('id', '=', id).forUpdate().executeTakeFirst();
+  return trx.selectFrom('tb_blog').select(['id', 'user_id', 'images']).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export async function updateBlogText(trx: Executor, id: string, patch: { title?: string; content?: string }): Promise<void> {
@@ -62,22 +62,18 @@ export async function deleteBlogRows(trx: Executor, id: string): Promise<void> {
 }
 
 /** Inserts the like row; false when it was there already. */
-export async function insertLike(trx: Executor, blogId: string, userId: string, at: Date): Promise<boolean> {
-  const r = await trx.insertInto('tb_blog_like').ignore().values({ blog_id: blogId, user_id: userId, create_time: at }).executeTakeFirst();
+export async function insertLike(db: Executor, blogId: string, userId: string, at: Date): Promise<boolean> {
+  const r = await db.insertInto('tb_blog_like').ignore().values({ blog_id: blogId, user_id: userId, create_time: at }).executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
-export async function deleteLike(trx: Executor, blogId: string, userId: string): Promise<boolean> {
-  const r = await trx.deleteFrom('tb_blog_like').where('blog_id', '=', blogId).where('user_id', '=', userId).executeTakeFirst();
+export async function deleteLike(db: Executor, blogId: string, userId: string): Promise<boolean> {
+  const r = await db.deleteFrom('tb_blog_like').where('blog_id', '=', blogId).where('user_id', '=', userId).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
 
 export async function likeExists(db: Executor, blogId: string, userId: string): Promise<boolean> {
   return !!(await db.selectFrom('tb_blog_like').select('user_id').where('blog_id', '=', blogId).where('user_id', '=', userId).executeTakeFirst());
-}
-
-export async function addToLikeCount(trx: Executor, id: string, delta: 1 | -1): Promise<void> {
-  await trx.updateTable('tb_blog').set({ liked: sql`liked + ${delta}` }).where('id', '=', id).execute();
 }
 
 /** Every like of a note, oldest first: what blog:liked:{id} is rebuilt from. */
@@ -127,4 +123,16 @@ export async function markFannedOut(db: Executor, id: string): Promise<void> {
 /** Notes whose fan-out never finished (publish refused, or dead-lettered), oldest first. */
 export function listNotFannedOut(db: Executor, olderThan: Date, limit: number) {
   return db.selectFrom('tb_blog').select(['id', 'user_id', 'create_time']).where('fanout_at', 'is', null).where('create_time', '<', olderThan).orderBy('create_time').limit(limit).execute();
+}
+
+/**
+ * Sets the note's like count to its number of tb_blog_like rows (the worker's flush): a recount,
+ * not an increment, so flushes may run late, twice or out of order and still land on the truth.
+ */
+export async function recountLikes(db: Executor, id: string): Promise<void> {
+  await db
+    .updateTable('tb_blog')
+    .set({ liked: sql<number>`(SELECT COUNT(*) FROM tb_blog_like WHERE blog_id = ${id})` })
+    .where('id', '=', id)
+    .execute();
 }

@@ -8,12 +8,13 @@ import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import type { RedisClient } from '@/lib/redis/types';
 import type { SessionUser } from '@/lib/auth/session';
-import { imageExists } from '@/lib/upload/image';
+import { claimUploads } from '@/lib/upload/upload.repository';
+import { removeNotePictures } from '@/lib/upload/lifecycle';
 import { publishFeed } from '@/lib/feed/publish';
 import {
   deleteBlogRows, findBlog, insertBlog, insertComment, listBlogsOfShop, listBlogsOfUser, listComments, listHotBlogs, lockBlog, shopExists, updateBlogText, type BlogRow,
 } from '@/lib/blog/blog.repository';
-import { firstLikers, likedByUser } from '@/lib/blog/like';
+import { firstLikers, likeCountNow, likedByUser } from '@/lib/blog/like';
 import { toBlogView, type BlogView } from '@/lib/blog/blog.view';
 import type { BlogCreate, BlogUpdate } from '@/lib/blog/blog.schema';
 
@@ -22,9 +23,13 @@ export const BLOG_PAGE_SIZE = 10;
 export async function createBlog(db: DB, author: SessionUser, input: BlogCreate): Promise<{ id: string; fanout: 'queued' | 'failed' }> {
   if (!(await shopExists(db, input.shopId))) throw notFound('店铺');
   const images = [...new Set(input.images)];
-  const present = await Promise.all(images.map(imageExists));
-  if (present.includes(false)) throw new AppError('BAD_REQUEST', '有图片不存在，请重新上传');
-  const { id, createTime } = await insertBlog(db, { shop_id: input.shopId, user_id: author.id, title: input.title, content: input.content, images: images.join(',') });
+  // The note takes its images: each must be the author's own upload that no note holds yet (an
+  // upload is deleted with the one note that holds it, and unclaimed ones are swept after a day).
+  const { id, createTime } = await db.transaction().execute(async (trx) => {
+    const row = await insertBlog(trx, { shop_id: input.shopId, user_id: author.id, title: input.title, content: input.content, images: images.join(',') });
+    if ((await claimUploads(trx, images, author.id, row.id)) !== images.length) throw new AppError('BAD_REQUEST', '有图片不存在，请重新上传');
+    return row;
+  });
   try {
     await publishFeed({ blogId: id, authorId: author.id, at: createTime.getTime() });
     return { id, fanout: 'queued' };
@@ -52,13 +57,18 @@ export async function updateBlog(db: DB, actor: SessionUser, id: string, patch: 
   return toBlogView(row);
 }
 
-/** Deletes the note, its likes and comments; feeds skip it from then on (they load notes by id). */
+/**
+ * Deletes the note, its likes and comments, then its pictures (their URLs answer 404 from then on);
+ * feeds skip it from then on (they load notes by id).
+ */
 export async function deleteBlog(db: DB, redis: RedisClient, actor: SessionUser, id: string): Promise<{ deleted: true }> {
-  await db.transaction().execute(async (trx) => {
-    await lockOwned(trx, actor, id);
+  const images = await db.transaction().execute(async (trx) => {
+    const row = await lockOwned(trx, actor, id);
     await deleteBlogRows(trx, id);
+    return row.images.split(',').filter(Boolean);
   });
   await redis.del(keys.blogLiked(id));
+  await removeNotePictures(db, id, images);
   return { deleted: true };
 }
 
@@ -71,8 +81,10 @@ export async function getBlogDetail(db: Executor, redis: RedisClient, id: string
   const row = await findBlog(db, id);
   if (!row) throw notFound('笔记');
   const [liked, likers, comments] = await Promise.all([likedByUser(db, redis, [row], viewerId), firstLikers(db, redis, row), listComments(db, id, 100)]);
+  // The note page shows the count the like button just answered, not the row's (a flush behind).
+  const count = await likeCountNow(redis, id);
   return {
-    ...toBlogView(row, liked.has(id)),
+    ...toBlogView(count === null ? row : { ...row, liked: count }, liked.has(id)),
     likers,
     commentList: comments.map((c) => ({ id: c.id, content: c.content, createTime: c.create_time.toISOString(), user: { id: c.user_id, nickName: c.nick_name, icon: c.icon } })),
   };

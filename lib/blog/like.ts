@@ -1,57 +1,121 @@
 /**
- * Likes. MySQL holds one row per (note, user) and the count; blog:liked:{id} mirrors the rows as
- * a ZSET (user → like time) for "did I like it" and "the first five likers, in order".
+ * Likes. tb_blog_like holds one row per (note, user) and is what everything is rebuilt from;
+ * blog:liked:{id} (a ZSET, user → like time) decides each toggle and answers "did I like it" and
+ * "the first five likers, in order"; tb_blog.liked is a count that follows.
  *
- * A toggle is one transaction that first locks the note's row: the toggles of one note run one
- * after another, so no concurrent click is counted twice, the count moves only with a row that
- * really appeared or disappeared, and the ZSET is written (one Lua call, before the commit, still
- * under the lock) in the same order as the commits. If Redis fails the transaction rolls back.
+ * A toggle never locks the note's row: on a hot note every click would queue behind the one
+ * before it (and behind anyone else holding that row). Instead one Lua call flips the user's
+ * member in the ZSET atomically (two clicks of one user always alternate, however close), then the
+ * user's own tb_blog_like row is written to match, and re-checked against the ZSET so a second
+ * click of the same user that overtook this one cannot leave the row behind. The note id goes into
+ * a dirty set; the worker recounts tb_blog.liked from the rows (lib/blog/like-flush.ts), so the
+ * count in MySQL lags by the flush interval while the toggle answers the ZSET's count at once.
  */
 import type { DB, Executor } from '@/lib/db/client';
-import { AppError, notFound } from '@/lib/errors';
+import { notFound } from '@/lib/errors';
+import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import type { RedisClient } from '@/lib/redis/types';
-import { addToLikeCount, deleteLike, findUsersByIds, insertLike, likeExists, listLikes, lockBlog } from '@/lib/blog/blog.repository';
+import { blogExists, deleteLike, findUsersByIds, insertLike, likeExists, listLikes } from '@/lib/blog/blog.repository';
 
 export interface LikeResult {
   isLiked: boolean;
   liked: number;
 }
 
+/** Marker member of a filled ZSET (score +inf): never a user id, never shown. */
+const MARKER = '';
+/** Re-checks of the row against the ZSET before giving up on a user clicking faster than MySQL writes. */
+const SETTLE_ROUNDS = 4;
+
+async function likesAsArgs(db: Executor, blogId: string): Promise<(string | number)[]> {
+  const rows = await listLikes(db, blogId);
+  return rows.flatMap((r) => [r.create_time.getTime(), r.user_id]);
+}
+
 export async function toggleLike(db: DB, redis: RedisClient, blogId: string, userId: string): Promise<LikeResult> {
-  return db.transaction().execute(async (trx) => {
-    const blog = await lockBlog(trx, blogId);
-    if (!blog) throw notFound('笔记');
-    await ensureLikesCached(trx, redis, blogId, blog.liked);
-    const now = new Date();
-    const liked = await insertLike(trx, blogId, userId, now);
-    if (!liked && !(await deleteLike(trx, blogId, userId))) throw new AppError('CONFLICT', '点赞状态异常，请重试');
-    await addToLikeCount(trx, blogId, liked ? 1 : -1);
-    await runScript(redis, 'blog-like-set', [keys.blogLiked(blogId)], [userId, liked ? '1' : '0', now.getTime()]);
-    return { isLiked: liked, liked: blog.liked + (liked ? 1 : -1) };
-  });
+  if (!(await blogExists(db, blogId))) throw notFound('笔记');
+  const key = keys.blogLiked(blogId);
+  const now = Date.now();
+  let r = await runScript<[number, number]>(redis, 'blog-like-toggle', [key], [userId, now, '0']);
+  if (r[0] === -1) r = await runScript<[number, number]>(redis, 'blog-like-toggle', [key], [userId, now, '1', ...(await likesAsArgs(db, blogId))]);
+  const isLiked = r[0] === 1;
+  try {
+    await settleRow(db, redis, blogId, userId, isLiked, now);
+  } catch (err) {
+    // The row could not follow: put the ZSET back to what MySQL says, so the click did nothing.
+    await likeExists(db, blogId, userId)
+      .then((inDb) => (inDb === isLiked ? undefined : runScript(redis, 'blog-like-set', [key], [userId, inDb ? '1' : '0', now])))
+      .catch((e: unknown) => log.warn({ err: (e as Error).message, blogId, userId }, 'like: could not undo the ZSET after a failed row write'));
+    throw err;
+  }
+  await redis.sadd(keys.blogLikeDirty(), blogId);
+  return { isLiked, liked: r[1] };
 }
 
 /**
- * The ZSET is rebuilt from tb_blog_like when Redis lost it (a note with no likes has no key,
- * which is why the DB count decides whether a missing key means "lost").
+ * Makes the user's tb_blog_like row say what the ZSET says. Writes are idempotent (INSERT IGNORE /
+ * DELETE); after each one the ZSET is read again, so whichever of a user's concurrent clicks writes
+ * last also writes the ZSET's final state. A note deleted meanwhile loses the row again (404).
+ */
+async function settleRow(db: DB, redis: RedisClient, blogId: string, userId: string, liked: boolean, at: number): Promise<void> {
+  let want = liked;
+  let when = at;
+  for (let round = 0; round < SETTLE_ROUNDS; round++) {
+    const liking = want;
+    const time = new Date(when);
+    await retryDeadlock(() => (liking ? insertLike(db, blogId, userId, time) : deleteLike(db, blogId, userId)));
+    const score = await redis.zscore(keys.blogLiked(blogId), userId);
+    const now = score !== null;
+    if (now === want) break;
+    want = now;
+    if (score !== null) when = Number(score);
+  }
+  if (want && !(await blogExists(db, blogId))) {
+    await retryDeadlock(() => deleteLike(db, blogId, userId));
+    await redis.del(keys.blogLiked(blogId));
+    throw notFound('笔记');
+  }
+}
+
+const DEADLOCK_TRIES = 6;
+
+/**
+ * One user's concurrent clicks write the same row: InnoDB may pick one of an INSERT IGNORE and a
+ * DELETE of that key as a deadlock victim. Both statements are idempotent and the caller re-reads
+ * the ZSET after them, so the victim simply runs again (after a short random pause).
+ */
+async function retryDeadlock<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if ((code !== 'ER_LOCK_DEADLOCK' && code !== 'ER_LOCK_WAIT_TIMEOUT') || attempt >= DEADLOCK_TRIES) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+    }
+  }
+}
+
+/**
+ * Refills the ZSET from tb_blog_like when Redis lost it. Readers only refill for a note whose
+ * count says it has likes (a note nobody liked has no key until its first toggle fills it).
  */
 async function ensureLikesCached(db: Executor, redis: RedisClient, blogId: string, count: number): Promise<void> {
   if (count === 0 || (await redis.exists(keys.blogLiked(blogId))) === 1) return;
-  const rows = await listLikes(db, blogId);
-  if (rows.length === 0) return;
-  const args = rows.flatMap((r) => [r.create_time.getTime(), r.user_id]);
-  await redis.zadd(keys.blogLiked(blogId), 'NX', ...args);
+  await runScript(redis, 'blog-like-fill', [keys.blogLiked(blogId)], await likesAsArgs(db, blogId));
 }
 
-/** Which of these notes the user liked (one ZSCORE per note: each key is its own slot). */
+/**
+ * Which of these notes the user liked (one ZSCORE per note: each key is its own slot). Asked even
+ * when the row's count is 0: the count follows the ZSET a moment later.
+ */
 export async function likedByUser(db: Executor, redis: RedisClient, blogs: { id: string; liked: number }[], userId: string | null): Promise<Set<string>> {
   const out = new Set<string>();
   if (!userId) return out;
   await Promise.all(
     blogs.map(async (b) => {
-      if (b.liked === 0) return;
       await ensureLikesCached(db, redis, b.id, b.liked);
       if ((await redis.zscore(keys.blogLiked(b.id), userId)) !== null) out.add(b.id);
     }),
@@ -59,16 +123,31 @@ export async function likedByUser(db: Executor, redis: RedisClient, blogs: { id:
   return out;
 }
 
-/** The first `n` users who liked the note, in the order they liked it (ZRANGE by score). */
+/** The first `n` users who liked the note, in the order they liked it (ZRANGE by score; the marker sorts last). */
 export async function firstLikers(db: Executor, redis: RedisClient, blog: { id: string; liked: number }, n = 5) {
   await ensureLikesCached(db, redis, blog.id, blog.liked);
-  const ids = await redis.zrange(keys.blogLiked(blog.id), 0, n - 1);
+  const ids = (await redis.zrange(keys.blogLiked(blog.id), 0, n - 1)).filter((id) => id !== MARKER);
   const users = await findUsersByIds(db, ids);
   const byId = new Map(users.map((u) => [u.id, u]));
   return ids.flatMap((id) => {
     const u = byId.get(id);
     return u ? [{ id: u.id, nickName: u.nick_name, icon: u.icon }] : [];
   });
+}
+
+/**
+ * The note's like count as the ZSET has it (what toggles answer), or null when Redis has no ZSET
+ * for it: tb_blog.liked follows the ZSET by the worker's flush interval.
+ */
+export async function likeCountNow(redis: RedisClient, blogId: string): Promise<number | null> {
+  const key = keys.blogLiked(blogId);
+  const [exists, count] = await Promise.all([redis.exists(key), redis.zcount(key, '-inf', '(+inf')]);
+  return exists === 1 ? count : null;
+}
+
+/** Users who like the note according to the ZSET (tests and checks; the marker left out). */
+export async function likersInRedis(redis: RedisClient, blogId: string): Promise<Set<string>> {
+  return new Set((await redis.zrange(keys.blogLiked(blogId), 0, -1)).filter((id) => id !== MARKER));
 }
 
 /** For tests and checks: the DB's view of one user's like. */

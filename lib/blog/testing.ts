@@ -4,6 +4,7 @@ import { db, type DB } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { ShopFixtures } from '@/lib/shop/testing';
 import { storeImage } from '@/lib/upload/image';
+import { acceptUpload } from '@/lib/upload/lifecycle';
 import { randomPhone } from '@/lib/test/helpers';
 
 export async function makeUsers(db: DB, n: number, prefix = 'u'): Promise<string[]> {
@@ -48,6 +49,11 @@ export async function makePicture(format: 'jpeg' | 'png' = 'jpeg', width = 64, h
 
 export async function storedImageName(): Promise<string> {
   return (await storeImage(await makePicture())).name;
+}
+
+/** An image uploaded by this user and not yet in a note (what publishing a note claims). */
+export async function uploadedImageName(userId: string): Promise<string> {
+  return (await acceptUpload(db, userId, await makePicture())).name;
 }
 
 export async function insertNote(db: DB, authorId: string, shopId: string, image: string, title = '测试笔记'): Promise<string> {

@@ -46,10 +46,19 @@ export interface SignTable {
   sign_date: ColumnType<Date, string, never>;
 }
 
+/** prisma-free-sql/migrations/007_uploads.sql: stored images, their uploader and their note. */
+export interface UploadTable {
+  name: string;
+  user_id: Id;
+  blog_id: Id | null;
+  create_time: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface SocialTables {
   tb_blog: BlogTable;
   tb_blog_like: BlogLikeTable;
   tb_blog_comments: BlogCommentTable;
   tb_follow: FollowTable;
   tb_sign: SignTable;
+  tb_upload: UploadTable;
 }

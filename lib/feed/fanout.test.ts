@@ -17,7 +17,7 @@ import { startFeedConsumer, type FeedConsumer } from '@/lib/feed/consumer';
 import { publishFeed } from '@/lib/feed/publish';
 import { readFeed } from '@/lib/feed/feed.service';
 import type { FanoutResult } from '@/lib/feed/fanout';
-import { cleanupSocialFixtures, makeShop, makeUsers, storedImageName } from '@/lib/blog/testing';
+import { cleanupSocialFixtures, makeShop, makeUsers, storedImageName, uploadedImageName } from '@/lib/blog/testing';
 
 const FOLLOWERS = 50_000;
 /** Synthetic follower ids far above any real user id: tb_follow needs no tb_user row. */
@@ -86,7 +86,7 @@ async function inboxesHolding(blogId: string): Promise<number> {
 describe('feed fan-out through RabbitMQ', () => {
   it('50,000 followers: publish returns in < 100 ms, then every inbox holds the note exactly once', async () => {
     const started = performance.now();
-    const { id, fanout } = await createBlog(db, author, { shopId, title: '五万粉丝的新笔记', content: '来看看', images: [image] });
+    const { id, fanout } = await createBlog(db, author, { shopId, title: '五万粉丝的新笔记', content: '来看看', images: [await uploadedImageName(author.id)] });
     const publishMs = performance.now() - started;
     expect(fanout).toBe('queued');
     expect(publishMs).toBeLessThan(100);
@@ -110,12 +110,12 @@ describe('feed fan-out through RabbitMQ', () => {
   it('an unfollow stops later deliveries; a deleted note disappears from the feed', async () => {
     const [reader] = await makeUsers(db, 1, 'reader');
     await follow(db, redis, reader!, author.id);
-    const first = await createBlog(db, author, { shopId, title: '关注后的第一篇', content: '一', images: [image] });
+    const first = await createBlog(db, author, { shopId, title: '关注后的第一篇', content: '一', images: [await uploadedImageName(author.id)] });
     await deliveredFor(first.id);
     expect((await readFeed(db, redis, reader!, null)).items.map((b) => b.id)).toContain(first.id);
 
     await unfollow(db, redis, reader!, author.id);
-    const second = await createBlog(db, author, { shopId, title: '取关后的第二篇', content: '二', images: [image] });
+    const second = await createBlog(db, author, { shopId, title: '取关后的第二篇', content: '二', images: [await uploadedImageName(author.id)] });
     await deliveredFor(second.id);
     const ids = (await readFeed(db, redis, reader!, null)).items.map((b) => b.id);
     expect(ids).toContain(first.id);

@@ -4,13 +4,14 @@
  * score on the page and how many entries on the page carry it (plus the previous offset when the
  * whole page shares the cursor's score). Notes pushed meanwhile have larger scores and never shift
  * the pages already read, and notes with equal timestamps are neither skipped nor repeated.
- * Entries whose note was deleted are left out of the page but stay in the inbox (removing them
- * would shift the offsets of a scroll in progress); the cap ages them out.
+ * Entries whose note was deleted are skipped and the page reads on (bounded) to fill itself; they
+ * stay in the inbox (removing them would shift the offsets of a scroll in progress) until the cap
+ * ages them out.
  */
 import type { Executor } from '@/lib/db/client';
 import { keys } from '@/lib/redis/keys';
 import type { RedisClient } from '@/lib/redis/types';
-import { findBlogsByIds } from '@/lib/blog/blog.repository';
+import { findBlogsByIds, type BlogRow } from '@/lib/blog/blog.repository';
 import { likedByUser } from '@/lib/blog/like';
 import { toBlogView, type BlogView } from '@/lib/blog/blog.view';
 
@@ -50,19 +51,34 @@ export async function scrollInbox(redis: RedisClient, userId: string, cursor: Fe
   return { ids, next: { max: minScore, offset: nextOffset } };
 }
 
+/**
+ * Inbox entries read for one answer at most: a page whose notes were deleted reads on until it
+ * has FEED_PAGE_SIZE notes, the inbox ends, or this many entries were read. An answer can then be
+ * empty with a cursor: that is "read on", never "nothing here".
+ */
+export const FEED_SCAN_MAX = 5 * FEED_PAGE_SIZE;
+
 export async function readFeed(
   db: Executor,
   redis: RedisClient,
   userId: string,
   cursor: FeedCursor | null,
 ): Promise<{ items: BlogView[]; next: FeedCursor | null }> {
-  const page = await scrollInbox(redis, userId, cursor);
-  const rows = await findBlogsByIds(db, page.ids);
-  const byId = new Map(rows.map((r) => [r.id, r]));
+  const rows: BlogRow[] = [];
+  let next = cursor;
+  let scanned = 0;
+  do {
+    // Ask only for what is missing, so a full answer stops exactly where its last note is.
+    const want = Math.min(FEED_PAGE_SIZE - rows.length, FEED_SCAN_MAX - scanned);
+    const page = await scrollInbox(redis, userId, next, want);
+    scanned += page.ids.length;
+    const found = new Map((await findBlogsByIds(db, page.ids)).map((r) => [r.id, r]));
+    for (const id of page.ids) {
+      const r = found.get(id);
+      if (r) rows.push(r);
+    }
+    next = page.next;
+  } while (next && rows.length < FEED_PAGE_SIZE && scanned < FEED_SCAN_MAX);
   const liked = await likedByUser(db, redis, rows, userId);
-  const items = page.ids.flatMap((id) => {
-    const r = byId.get(id);
-    return r ? [toBlogView(r, liked.has(id))] : [];
-  });
-  return { items, next: page.next };
+  return { items: rows.map((r) => toBlogView(r, liked.has(r.id))), next };
 }

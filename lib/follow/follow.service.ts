@@ -51,12 +51,34 @@ export async function isFollowing(db: Executor, redis: RedisClient, userId: stri
   return (await followedIds(db, redis, userId)).has(targetId);
 }
 
-/** Users both follow: two single-slot reads intersected in the process (Cluster-safe). */
-export async function commonFollows(db: Executor, redis: RedisClient, userId: string, otherId: string) {
+export const COMMON_PAGE_SIZE = 50;
+
+export interface CommonFollows {
+  items: { id: string; nickName: string; icon: string }[];
+  /** How many users both follow, all pages together. */
+  total: number;
+  /** Pass back as `after` for the next page; null on the last one. */
+  next: string | null;
+}
+
+const byIdAsc = (a: string, b: string) => (a.length - b.length) || (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Users both follow, by user id, a page at a time (`after` = the last id of the previous page):
+ * two single-slot reads intersected in the process (Cluster-safe). Each user follows at most
+ * MAX_FOLLOWS, so the intersection is small enough to sort per request.
+ */
+export async function commonFollows(db: Executor, redis: RedisClient, userId: string, otherId: string, after: string | null = null, limit = COMMON_PAGE_SIZE): Promise<CommonFollows> {
   const [mine, theirs] = await Promise.all([followedIds(db, redis, userId), followedIds(db, redis, otherId)]);
-  const both = [...mine].filter((id) => theirs.has(id));
-  const users = await findUsersIn(db, both.slice(0, 50));
-  return users.map((u) => ({ id: u.id, nickName: u.nick_name, icon: u.icon }));
+  const both = [...mine].filter((id) => theirs.has(id)).sort(byIdAsc);
+  const rest = after === null ? both : both.filter((id) => byIdAsc(id, after) > 0);
+  const page = rest.slice(0, limit);
+  const users = new Map((await findUsersIn(db, page)).map((u) => [u.id, u]));
+  const items = page.flatMap((id) => {
+    const u = users.get(id);
+    return u ? [{ id: u.id, nickName: u.nick_name, icon: u.icon }] : [];
+  });
+  return { items, total: both.length, next: rest.length > limit ? page[page.length - 1]! : null };
 }
 
 export interface UserProfile {

@@ -32,7 +32,8 @@ describe('follows', () => {
     for (const t of [u[3]!, u[4]!, u[5]!]) await follow(db, redis, u[0]!, t);
     for (const t of [u[4]!, u[5]!, u[1]!]) await follow(db, redis, u[2]!, t);
     const common = await commonFollows(db, redis, u[0]!, u[2]!);
-    expect(common.map((c) => c.id).sort()).toEqual([u[4]!, u[5]!].sort());
+    expect(common.items.map((c) => c.id).sort()).toEqual([u[4]!, u[5]!].sort());
+    expect(common).toMatchObject({ total: 2, next: null });
   });
 
   it('a lost SET is rebuilt whole from MySQL, never left partial by a write', async () => {

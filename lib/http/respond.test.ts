@@ -1,6 +1,6 @@
 /** Which errors are "a dependency is down, retry" (503) rather than a bug (500). */
 import { describe, expect, it } from 'vitest';
-import { errorReply, isDependencyDown } from '@/lib/http/respond';
+import { errorReply, isClientAbort, isDependencyDown } from '@/lib/http/respond';
 
 const replyError = (message: string) => Object.assign(new Error(message), { name: 'ReplyError' });
 
@@ -17,5 +17,18 @@ describe('isDependencyDown', () => {
   it('keeps a plain bug a 500', () => {
     expect(isDependencyDown(new Error('a MOVED word inside is not a redirect'))).toBe(false);
     expect(errorReply(new TypeError('x is undefined')).status).toBe(500);
+  });
+});
+
+describe('isClientAbort', () => {
+  const reset = (message: string) => Object.assign(new Error(message), { code: 'ECONNRESET' });
+  it("a client's abort is 4xx; a dependency's connection reset stays a 503", () => {
+    expect(isClientAbort(reset('aborted'))).toBe(true);
+    expect(errorReply(reset('aborted')).status).toBe(400);
+    expect(errorReply(Object.assign(new Error('closed'), { name: 'ResponseAborted' })).status).toBe(400);
+    expect(isClientAbort(reset('read ECONNRESET'))).toBe(false);
+    expect(errorReply(reset('read ECONNRESET')).status).toBe(503);
+    // Our own aborts (a lost lock's section) are not the client's.
+    expect(isClientAbort(new DOMException('This operation was aborted', 'AbortError'))).toBe(false);
   });
 });

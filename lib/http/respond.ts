@@ -43,6 +43,11 @@ export function errorReply(err: unknown, logContext: LogContext = {}): Reply {
     if (err.status >= 500) log.error({ ...contextOf(logContext), code: err.code, err: err.message }, 'request failed');
     return { status: err.status, body: { error: body }, headers };
   }
+  // Before isDependencyDown: a client's abort arrives as ECONNRESET too, and is not our failure.
+  if (isClientAbort(err)) {
+    log.info({ ...contextOf(logContext), err: (err as Error).message }, 'client aborted the request');
+    return { status: 400, body: { error: { code: 'BAD_REQUEST', message: '请求已中断' } } };
+  }
   if (isDependencyDown(err)) {
     log.error({ ...contextOf(logContext), err: (err as Error).message }, 'dependency unavailable');
     return { status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE', message: '服务繁忙，请稍后再试' } }, headers: { 'Retry-After': '2' } };
@@ -53,6 +58,22 @@ export function errorReply(err: unknown, logContext: LogContext = {}): Reply {
 
 function contextOf(logContext: LogContext): Record<string, unknown> {
   return typeof logContext === 'function' ? logContext() : logContext;
+}
+
+/**
+ * The client went away while its request was read: node's request stream fails with "aborted"
+ * (code ECONNRESET — a dependency's reset says "read ECONNRESET" instead), or the request's
+ * signal aborted the read. An AbortError of our own (a lost lock's section) is not one of these.
+ * The answer (400) reaches nobody; what matters is the log level.
+ */
+export function isClientAbort(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return (
+    (err.message === 'aborted' && code === 'ECONNRESET') ||
+    // Next's reason when the response closed unfinished (its request signal aborts with it).
+    err.name === 'ResponseAborted'
+  );
 }
 
 const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR']);

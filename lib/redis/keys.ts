@@ -54,6 +54,8 @@ export const keys = {
   rateLimit: (name: string) => `rl:${name}`,
   /** 点评 (lib/blog, lib/follow, lib/feed, lib/sign, lib/uv): one key per structure, each its own slot. */
   blogLiked: (blogId: string) => `blog:liked:{${blogId}}`,
+  /** Ids of notes whose tb_blog.liked the worker recounts next (only existing notes are added). */
+  blogLikeDirty: () => 'blog:like-count:dirty',
   follows: (userId: string) => `follows:{${userId}}`,
   feed: (userId: string) => `feed:{${userId}}`,
   /** Short-lived claim so one worker per interval republishes notes whose fan-out never finished. */

@@ -22,6 +22,8 @@ const pinned: Record<string, string> = {
   'session-touch': '60db9c5b5159a996735be5ba843c3427c934e100',
   'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',
   'blog-like-set': '14cbfc644ceada38281b3eb21d378fc441d10091',
+  'blog-like-toggle': '01818da1eb11264bc975837a93344d22c05dc526',
+  'blog-like-fill': '0f3abd5ff4d67ea9f08aa6bda192394c40a06eb4',
   'feed-push': '72566220c622c3173f52d1de140ba4ff397792c0',
   'follow-apply': '0ed79c646355a2d6f3a3aec0ea235709975ef72a',
   'follow-fill': '67c7425fd4bd79dd1328730c133abfa26f5c29c5',

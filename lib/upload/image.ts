@@ -6,7 +6,7 @@
  * Stored names are random and chosen here, so nothing the client says reaches the file system.
  */
 import { randomBytes } from 'node:crypto';
-import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp, { type OutputInfo } from 'sharp';
 import { env } from '@/lib/env';
@@ -85,4 +85,14 @@ export async function imageExists(name: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** Deletes a stored image; a file already gone is not an error. */
+export async function removeImage(name: string): Promise<void> {
+  if (!IMAGE_NAME.test(name)) return;
+  try {
+    await unlink(imagePath(name));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
 }

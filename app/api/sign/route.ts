@@ -2,6 +2,7 @@ import { route } from '@/lib/http/route';
 import { expectNoBody } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
+import { consume } from '@/lib/rate-limit';
 import { signIn, signStatus } from '@/lib/sign/sign.service';
 import { consume } from '@/lib/rate-limit';
 
@@ -12,5 +13,6 @@ export const GET = route({ auth: 'user' }, async ({ user }) => signStatus(db, re
 export const POST = route({ auth: 'user' }, async ({ req, user }) => {
   await consume('signUser', user.id);
   await expectNoBody(req);
+  await consume('signUser', user.id);
   return signIn(db, redis, user.id);
 });

@@ -2,12 +2,15 @@ import { route } from '@/lib/http/route';
 import { readCappedBytes } from '@/lib/http/parse';
 import { AppError } from '@/lib/errors';
 import { consume } from '@/lib/rate-limit';
-import { MAX_UPLOAD_BYTES, storeImage } from '@/lib/upload/image';
+import { db } from '@/lib/db/client';
+import { MAX_UPLOAD_BYTES } from '@/lib/upload/image';
+import { acceptUpload } from '@/lib/upload/lifecycle';
 
 /**
  * POST /api/uploads — the image's bytes as the body (Content-Type image/* or
  * application/octet-stream; no multipart, no file name: nothing the client names reaches the disk).
- * Answers `{ name, url, width, height }`; the name is what a note's `images` lists.
+ * Answers `{ name, url, width, height }`; the name is what a note's `images` lists. An upload no
+ * note claims within a day is deleted by the worker's sweep.
  */
 export const POST = route({ auth: 'user' }, async ({ req, user }) => {
   const type = (req.headers.get('content-type') ?? '').toLowerCase();
@@ -16,6 +19,6 @@ export const POST = route({ auth: 'user' }, async ({ req, user }) => {
   }
   if (Number(req.headers.get('content-length') ?? '0') > MAX_UPLOAD_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '图片不能超过 5 MB');
   await consume('uploadUser', user.id);
-  const stored = await storeImage(await readCappedBytes(req, MAX_UPLOAD_BYTES));
+  const stored = await acceptUpload(db, user.id, await readCappedBytes(req, MAX_UPLOAD_BYTES));
   return { ...stored, url: `/api/uploads/${stored.name}` };
 });

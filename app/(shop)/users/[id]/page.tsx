@@ -17,15 +17,22 @@ export const metadata: Metadata = { title: '用户主页' };
 
 type Person = { id: string; nickName: string };
 
-function People({ title, people, testId }: { title: string; people: Person[]; testId: string }) {
+const SHOWN = 20;
+
+/** Up to SHOWN names; when there are more, the heading says how many in all. */
+function People({ title, people, total, testId }: { title: string; people: Person[]; total?: number; testId: string }) {
+  const all = total ?? people.length;
   return (
     <section className="px-4 py-2">
-      <h2 className="text-sm font-semibold text-gray-700">{title}</h2>
+      <h2 className="text-sm font-semibold text-gray-700">
+        {title}
+        {all > Math.min(SHOWN, people.length) && <span className="ml-1 text-xs font-normal text-gray-400" data-testid={`${testId}-total`}>共 {all} 人，显示前 {Math.min(SHOWN, people.length)} 人</span>}
+      </h2>
       {people.length === 0 ? (
         <p className="text-xs text-gray-400">暂无</p>
       ) : (
         <ul className="mt-1 flex flex-wrap gap-2" data-testid={testId}>
-          {people.slice(0, 20).map((p) => (
+          {people.slice(0, SHOWN).map((p) => (
             <li key={p.id}>
               <Link href={`/users/${p.id}`} className="rounded-full bg-gray-100 px-3 py-1 text-xs">{p.nickName}</Link>
             </li>
@@ -68,9 +75,9 @@ export default async function UserPage({ params, searchParams }: Props) {
         </div>
         {profile.followedByMe !== null && <FollowButton userId={profile.id} initial={profile.followedByMe} />}
       </section>
-      {common && <People title="共同关注" people={common} testId="common-follows" />}
-      <People title="关注" people={following} testId="following-list" />
-      <People title="粉丝" people={followers} testId="followers-list" />
+      {common && <People title="共同关注" people={common.items} total={common.total} testId="common-follows" />}
+      <People title="关注" people={following} total={profile.following} testId="following-list" />
+      <People title="粉丝" people={followers} total={profile.followers} testId="followers-list" />
       <div className="h-2 bg-gray-50" />
       <h2 className="px-4 pt-3 text-base font-semibold">笔记</h2>
       <BlogGrid blogs={blogs} empty="还没有写过笔记" />
