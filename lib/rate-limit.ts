@@ -29,8 +29,6 @@ const limits = {
   consoleWriteUser: { points: 300, duration: 60, message: '操作太频繁，请稍后再试' },
   /** Pay, cancel and refund requests of one user's orders. */
   orderWriteUser: { points: 60, duration: 60, message: '操作太频繁，请稍后再试' },
-  /** Daily sign-in of one user (one counts a day; the rest are no-ops that still cost a round trip). */
-  signUser: { points: 20, duration: 60, message: '操作太频繁，请稍后再试' },
   /** Payment provider callbacks per client address: a flood of unsigned notifies is cut off; the provider retries a 429. */
   paymentNotifyClient: { points: 2000, duration: 10, message: '请求过于频繁，请稍后再试' },
   /** Normal-voucher buys of one user (every buy writes an order and schedules its timeout). */

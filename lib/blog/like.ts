@@ -149,6 +149,3 @@ export async function likeCountNow(redis: RedisClient, blogId: string): Promise<
 export async function likersInRedis(redis: RedisClient, blogId: string): Promise<Set<string>> {
   return new Set((await redis.zrange(keys.blogLiked(blogId), 0, -1)).filter((id) => id !== MARKER));
 }
-
-/** For tests and checks: the DB's view of one user's like. */
-export const isLikedInDb = likeExists;

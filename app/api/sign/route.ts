@@ -4,7 +4,6 @@ import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { consume } from '@/lib/rate-limit';
 import { signIn, signStatus } from '@/lib/sign/sign.service';
-import { consume } from '@/lib/rate-limit';
 
 /** GET /api/sign — this month's signed days and the current streak (Beijing days). */
 export const GET = route({ auth: 'user' }, async ({ user }) => signStatus(db, redis, user.id));
@@ -13,6 +12,5 @@ export const GET = route({ auth: 'user' }, async ({ user }) => signStatus(db, re
 export const POST = route({ auth: 'user' }, async ({ req, user }) => {
   await consume('signUser', user.id);
   await expectNoBody(req);
-  await consume('signUser', user.id);
   return signIn(db, redis, user.id);
 });
