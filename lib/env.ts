@@ -33,6 +33,19 @@ const schema = z.object({
    * times at 512 and answered whole, none 5xx, within 6 s at 2048.
    */
   HOT_MAX_IN_FLIGHT: int(2048),
+  /**
+   * The web server's deadlines, for every request on either door (hot routes and Next): its
+   * headers must arrive within WEB_HEADERS_TIMEOUT_MS of the connection or of the previous
+   * request, the whole request (headers and body) within WEB_REQUEST_TIMEOUT_MS, else 408 and the
+   * connection is closed. 30 s carries a 5 MB upload at 1.4 Mbit/s. 0 = node's own (60 s, 300 s).
+   */
+  WEB_HEADERS_TIMEOUT_MS: int(10_000),
+  WEB_REQUEST_TIMEOUT_MS: int(30_000),
+  /**
+   * Open connections one client address (an IPv6 /64) may hold per web process; a connection
+   * past it is closed at once. Trusted proxies (TRUSTED_PROXIES) are exempt. 0 = no cap.
+   */
+  WEB_MAX_CONNECTIONS_PER_CLIENT: int(256),
   /** Port of the web server's Prometheus /metrics (hot routes, summed over its processes); 0 = off. */
   WEB_METRICS_PORT: int(0),
   /** ioredis auto-pipelining: the web server turns it on for its own processes (not the worker). */

@@ -17,7 +17,9 @@ function hasBody(req: IncomingMessage): boolean {
 /**
  * The body (null, without a promise, when none is declared), read up to one byte past the parser's
  * cap: a bigger body still reaches the handler as "too large" (the same 413 as through Next)
- * without this process buffering all of it; node discards the unread rest once the answer is sent.
+ * without this process buffering all of it. Its answer then says `Connection: close` and the
+ * connection closes once it is sent: the rest of the body is never read, so no further request
+ * could follow it on that connection.
  *
  * A request that declares no body is marked as read (node's own `_consuming`, the flag `req.read()`
  * sets): once the response finishes, node "dumps" every request stream nobody read (resume, end,
@@ -27,7 +29,7 @@ function hasBody(req: IncomingMessage): boolean {
  * parser's end of stream schedules for that. If a node version stops reading either flag, it
  * behaves as before.
  */
-export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
+export function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | null> | null {
   if (!hasBody(req)) {
     (req as IncomingMessage & { _consuming: boolean })._consuming = true;
     (req as IncomingMessage & { _readableState: { emittedReadable: boolean } })._readableState.emittedReadable = true;
@@ -46,7 +48,10 @@ export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) finish();
+      if (size > MAX_BODY_BYTES) {
+        res.shouldKeepAlive = false;
+        finish();
+      }
     };
     req.on('data', onData);
     req.once('end', finish);
