@@ -6,10 +6,12 @@
  * Response + its text cost about twice the Request, measured in the README).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { MAX_BODY_BYTES } from '@/lib/http/parse';
 import type { Reply } from '@/lib/http/respond';
 
-function hasBody(req: IncomingMessage): boolean {
+/** The request declares a body (a length other than 0, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
   const declared = req.headers['content-length'];
   return !((declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined);
 }
@@ -49,7 +51,7 @@ export function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buf
       chunks.push(chunk);
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
-        res.shouldKeepAlive = false;
+        closeAfterAnswer(res);
         finish();
       }
     };
@@ -59,6 +61,38 @@ export function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buf
       if (!done) reject(err);
     });
   });
+}
+
+/**
+ * The answer says `Connection: close`, and once it is sent the connection is closed gently: the
+ * client may still be sending the body nobody will read, and a socket closed with unread bytes
+ * (or receiving more) answers them with a reset, which can destroy the answer before the client
+ * read it. So the server's side is shut (FIN after the answer), whatever still arrives is read and
+ * dropped away from the HTTP parser, and the socket is destroyed when the client closes its side
+ * or LINGER_MS later. Only on this path: a refused body, never a normal request.
+ */
+export function closeAfterAnswer(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  const socket = res.socket as (Socket & { destroySoon?: () => void }) | null;
+  // node ends a `Connection: close` answer's socket with socket.destroySoon() (its own method).
+  if (socket) socket.destroySoon = lingerThenDestroy;
+}
+
+const LINGER_MS = 2000;
+
+function lingerThenDestroy(this: Socket): void {
+  this.end();
+  this.removeAllListeners('data'); // the parser's: nothing more is parsed
+  this.on('data', ignore);
+  this.once('end', this.destroy);
+  setTimeout(destroySocket, LINGER_MS, this).unref();
+  this.resume();
+}
+
+function ignore(): void {}
+
+function destroySocket(socket: Socket): void {
+  socket.destroy();
 }
 
 /**

@@ -25,7 +25,7 @@ import { errorReply } from '@/lib/http/respond';
 import { Refusal, type Admission, type RouteHandler } from '@/lib/http/route';
 import type { Reply } from '@/lib/http/respond';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
-import { queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
+import { closeAfterAnswer, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
 import { closeIdleSockets } from '@/lib/hot/idle-sockets';
 import { log } from '@/lib/log';
 
@@ -225,7 +225,9 @@ const writeHead = http.ServerResponse.prototype.writeHead;
  */
 function writeHeadClosingUnread(this: ServerResponse, ...args: unknown[]): ServerResponse {
   const req = this.req as IncomingMessage & { _consuming?: boolean };
-  if (!req.complete || (req._consuming === true && !req.readableEnded)) this.shouldKeepAlive = false;
+  // (A request without a body counts as complete only once the listener returned: a synchronous
+  // answer would otherwise close for nothing.)
+  if (hasBody(req) && (!req.complete || (req._consuming === true && !req.readableEnded))) closeAfterAnswer(this);
   return Reflect.apply(writeHead, this, args) as ServerResponse;
 }
 
