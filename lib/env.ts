@@ -29,6 +29,7 @@ const schema = z.object({
   WEB_PART: z.enum(['all', 'hot']).default('all'),
   /**
    * Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After.
+   * A request counts once it is complete and its caller passed auth (lib/hot/server.ts).
    * 2048 (measured, README): a spike of 1000 connections, each holding one request, was shed 6 942
    * times at 512 and answered whole, none 5xx, within 6 s at 2048.
    */
