@@ -129,21 +129,26 @@ describe('slow and silent clients', () => {
     const counted = Array.from({ length: 30 }, () => open(port, '127.0.3.2'));
     const other = Array.from({ length: 20 }, () => open(port, '127.0.3.4'));
     const proxy = Array.from({ length: 30 }, () => open(port, '127.0.3.3'));
-    await sleep(500);
     const openCount = (cs: ReturnType<typeof open>[]) => cs.filter((c) => c.state.connected && !c.state.closedAt).length;
+    // Until the server has seen them all (the refused ones close), then a moment for any stray one.
+    const settled = async (cs: ReturnType<typeof open>[], refused: number) => {
+      for (let t = Date.now(); cs.filter((c) => c.state.closedAt).length < refused && Date.now() - t < 10_000; ) await sleep(50);
+      await sleep(300);
+    };
+    await settled(counted, 10);
     expect(openCount(counted)).toBe(20);
     expect(openCount(other)).toBe(20);
     expect(openCount(proxy)).toBe(30);
     // The connections it kept serve requests as usual.
     const kept = counted.find((c) => !c.state.closedAt)!;
     kept.socket.write('POST /api/echo HTTP/1.1\r\nhost: t\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nhi');
-    await sleep(300);
+    for (let t = Date.now(); !kept.state.received.endsWith('}') && Date.now() - t < 5000; ) await sleep(20);
     expect(kept.state.received).toMatch(/^HTTP\/1\.1 200 [\s\S]*\{"data":\{"body":"hi"\}\}$/);
     // A closed one frees its place.
     counted.filter((c) => !c.state.closedAt).slice(0, 5).forEach((c) => c.socket.destroy());
-    await sleep(200);
+    await sleep(300); // the server sees them close
     const again = Array.from({ length: 6 }, () => open(port, '127.0.3.2'));
-    await sleep(500);
+    await settled(again, 1);
     expect(openCount(again)).toBe(5);
   });
 
