@@ -32,10 +32,25 @@ const schema = z.object({
   WEB_PART: z.enum(['all', 'hot']).default('all'),
   /**
    * Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After.
+   * A request counts once it is complete and its caller passed auth (lib/hot/server.ts).
    * 2048 (measured, docs/hot-server.md#shedding): a spike of 1000 connections, each holding one request, was shed 6 942
    * times at 512 and answered whole, none 5xx, within 6 s at 2048.
    */
   HOT_MAX_IN_FLIGHT: int(2048),
+  /**
+   * The web server's deadlines, for every request on either door (hot routes and Next): its
+   * headers must arrive within WEB_HEADERS_TIMEOUT_MS of the connection or of the previous
+   * request, the whole request (headers and body) within WEB_REQUEST_TIMEOUT_MS, else 408 and the
+   * connection is closed. 0 = node's own (60 s).
+   */
+  WEB_HEADERS_TIMEOUT_MS: int(10_000),
+  /** The whole request (headers and body) must arrive within this, else 408 and close; 30 s carries a 5 MB upload at 1.4 Mbit/s. 0 = node's own (300 s). */
+  WEB_REQUEST_TIMEOUT_MS: int(30_000),
+  /**
+   * Open connections one client address (an IPv6 /64) may hold per web process; a connection
+   * past it is closed at once. Trusted proxies (TRUSTED_PROXIES) are exempt. 0 = no cap.
+   */
+  WEB_MAX_CONNECTIONS_PER_CLIENT: int(256),
   /** Port of the web server's Prometheus /metrics and /grab-rate (hot routes, summed over its processes), read by the console's live page; 0 = off (`npm run up` on loopback sets 9465). */
   WEB_METRICS_PORT: int(0),
   /** The Redis commands of one event-loop turn leave in one socket write (lib/redis/write-per-turn.ts, not ioredis' own auto-pipelining); the web server turns it on for its own processes (not the worker). */

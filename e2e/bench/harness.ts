@@ -34,7 +34,9 @@ export class Harness {
   }
 
   env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-    return { ...process.env, NODE_ENV: 'production', RATE_LIMITS: 'false', ALLOW_DEV_SMS_IN_PRODUCTION: 'true', LOG_LEVEL: 'warn', ...extra };
+    // Every load generator here connects from 127.0.0.1 (a spike opens thousands of connections at
+    // once): the per-client connection cap would refuse the bench itself.
+    return { ...process.env, NODE_ENV: 'production', RATE_LIMITS: 'false', ALLOW_DEV_SMS_IN_PRODUCTION: 'true', LOG_LEVEL: 'warn', WEB_MAX_CONNECTIONS_PER_CLIENT: '0', ...extra };
   }
 
   private spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv, command = process.execPath): Proc {

@@ -67,6 +67,8 @@ async function main(): Promise<number> {
     MQ_PREFIX: 'hmdp_failover',
     AUTH_SECRET: process.env.AUTH_SECRET ?? 'fault-suite-secret-0123456789abcdef0123456789',
     RATE_LIMITS: 'false',
+    // The storm's up to 300 grabs in flight all come from 127.0.0.1: no per-client connection cap.
+    WEB_MAX_CONNECTIONS_PER_CLIENT: '0',
     LOG_LEVEL: 'warn',
     OUTBOX_SWEEP_INTERVAL_MS: '1000',
     OUTBOX_STALE_MS: '3000',

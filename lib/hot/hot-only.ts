@@ -6,11 +6,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GET as health } from '@/app/api/health/route';
-import { writeReply, writeResponse } from '@/lib/hot/node-adapter';
+import { toWebRequest, writeReply, writeResponse } from '@/lib/hot/node-adapter';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
 
 export async function hotOnlyFallback(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0];
-  if (path === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) return writeResponse(res, await health());
+  if (path === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) return writeResponse(res, await health(toWebRequest(req, null)));
   writeReply(res, { status: 404, body: { error: { code: 'NOT_FOUND', message: '此服务只处理抢购热点接口' } }, headers: apiSecurityHeaders({ https: false }) });
 }

@@ -6,9 +6,10 @@
  * progress for `idleMs` is closed. Activity is seen at the first sweep after it, and the close
  * comes at the first sweep past `idleMs` from there, so an idle keep-alive connection lives
  * between `idleMs` and `idleMs + 2 × everyMs`, never less (what a load balancer in front needs:
- * the server must not close before the balancer's own idle timeout). A connection that never
- * sends a request is closed the same way (node's headersTimeout still applies to a request that
- * started).
+ * the server must not close before the balancer's own idle timeout). A socket with a request in
+ * progress is never idle here: node's own deadlines bound that request (the server's
+ * headersTimeout and requestTimeout, lib/hot/server.ts), and the headers deadline also closes a
+ * connection that never sends a byte, sooner than this sweep would.
  */
 import type http from 'node:http';
 import type { Socket } from 'node:net';

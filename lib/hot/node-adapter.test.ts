@@ -10,7 +10,7 @@ import { readBody, toHotRequest, toWebRequest } from '@/lib/hot/node-adapter';
 
 const captured: ((req: IncomingMessage, body: Buffer | null) => void)[] = [];
 const server = http.createServer(async (req, res) => {
-  const pending = readBody(req);
+  const pending = readBody(req, res);
   const body = pending && (await pending);
   captured.shift()?.(req, body);
   res.end();

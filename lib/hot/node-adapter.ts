@@ -6,10 +6,12 @@
  * Response + its text cost about twice the Request, docs/hot-server.md#one-definition-per-route).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { MAX_BODY_BYTES } from '@/lib/http/parse';
 import type { Reply } from '@/lib/http/respond';
 
-function hasBody(req: IncomingMessage): boolean {
+/** The request declares a body (a length other than 0, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
   const declared = req.headers['content-length'];
   return !((declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined);
 }
@@ -17,7 +19,9 @@ function hasBody(req: IncomingMessage): boolean {
 /**
  * The body (null, without a promise, when none is declared), read up to one byte past the parser's
  * cap: a bigger body still reaches the handler as "too large" (the same 413 as through Next)
- * without this process buffering all of it; node discards the unread rest once the answer is sent.
+ * without this process buffering all of it. Its answer then says `Connection: close` and the
+ * connection closes once it is sent: the rest of the body is never read, so no further request
+ * could follow it on that connection.
  *
  * A request that declares no body is marked as read (node's own `_consuming`, the flag `req.read()`
  * sets): once the response finishes, node "dumps" every request stream nobody read (resume, end,
@@ -27,7 +31,7 @@ function hasBody(req: IncomingMessage): boolean {
  * parser's end of stream schedules for that. If a node version stops reading either flag, it
  * behaves as before.
  */
-export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
+export function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | null> | null {
   if (!hasBody(req)) {
     (req as IncomingMessage & { _consuming: boolean })._consuming = true;
     (req as IncomingMessage & { _readableState: { emittedReadable: boolean } })._readableState.emittedReadable = true;
@@ -46,7 +50,10 @@ export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) finish();
+      if (size > MAX_BODY_BYTES) {
+        closeAfterAnswer(res);
+        finish();
+      }
     };
     req.on('data', onData);
     req.once('end', finish);
@@ -54,6 +61,38 @@ export function readBody(req: IncomingMessage): Promise<Buffer | null> | null {
       if (!done) reject(err);
     });
   });
+}
+
+/**
+ * The answer says `Connection: close`, and once it is sent the connection is closed gently: the
+ * client may still be sending the body nobody will read, and a socket closed with unread bytes
+ * (or receiving more) answers them with a reset, which can destroy the answer before the client
+ * read it. So the server's side is shut (FIN after the answer), whatever still arrives is read and
+ * dropped away from the HTTP parser, and the socket is destroyed when the client closes its side
+ * or LINGER_MS later. Only on this path: a refused body, never a normal request.
+ */
+export function closeAfterAnswer(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  const socket = res.socket as (Socket & { destroySoon?: () => void }) | null;
+  // node ends a `Connection: close` answer's socket with socket.destroySoon() (its own method).
+  if (socket) socket.destroySoon = lingerThenDestroy;
+}
+
+const LINGER_MS = 2000;
+
+function lingerThenDestroy(this: Socket): void {
+  this.end();
+  this.removeAllListeners('data'); // the parser's: nothing more is parsed
+  this.on('data', ignore);
+  this.once('end', this.destroy);
+  setTimeout(destroySocket, LINGER_MS, this).unref();
+  this.resume();
+}
+
+function ignore(): void {}
+
+function destroySocket(socket: Socket): void {
+  socket.destroy();
 }
 
 /**

@@ -7,14 +7,25 @@
  * sent under that name: it is how clientIp() learns the peer behind a web Request.
  *
  * Above `maxInFlight` hot requests at once, a hot request is answered 503 + Retry-After at once
- * instead of queueing: under any offered load the requests that are served stay fast.
+ * instead of queueing: under any offered load the requests that are served stay fast. A request
+ * counts only once it is complete and its caller passed auth (the route core asks its response,
+ * the Admission of lib/http/route.ts): a client that sends headers and then trickles or withholds
+ * its body, or comes without a valid session, holds a socket, never a slot honest buyers need.
+ *
+ * What a slow or silent client may hold, on both doors (this server also carries Next's requests):
+ * headers within `headersTimeoutMs`, the whole request within `requestTimeoutMs` (node's own
+ * deadlines, checked by one interval per server: 408 and the socket closed), and at most
+ * `maxConnectionsPerClient` open connections per client address, refused at 'connection'.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { PEER_HEADER } from '@/lib/http/client-ip';
+import type { Socket } from 'node:net';
+import { env } from '@/lib/env';
+import { connectionBucket, PEER_HEADER, type TrustedProxies } from '@/lib/http/client-ip';
 import { errorReply } from '@/lib/http/respond';
-import type { RouteHandler } from '@/lib/http/route';
+import { Refusal, type Admission, type RouteHandler } from '@/lib/http/route';
 import type { Reply } from '@/lib/http/respond';
-import { queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
+import { apiSecurityHeaders } from '@/lib/http/security-headers';
+import { closeAfterAnswer, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
 import { closeIdleSockets } from '@/lib/hot/idle-sockets';
 import { log } from '@/lib/log';
 
@@ -43,6 +54,14 @@ export interface HotServerOptions {
   observe?: Observe;
   /** An idle keep-alive connection is closed after this long (lib/hot/idle-sockets.ts); default 65 s, longer than the usual balancer's 60 s. */
   keepAliveMs?: number;
+  /** A request's headers must arrive within this (ms); default WEB_HEADERS_TIMEOUT_MS. */
+  headersTimeoutMs?: number;
+  /** The whole request, headers and body, within this (ms); default WEB_REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs?: number;
+  /** Open connections per client address (IPv6: per /64); default WEB_MAX_CONNECTIONS_PER_CLIENT, 0 = no cap. */
+  maxConnectionsPerClient?: number;
+  /** Peers exempt from that cap; default TRUSTED_PROXIES. */
+  trustedProxies?: TrustedProxies;
 }
 
 export function compileRoutes(routes: HotRoute[]): CompiledRoute[] {
@@ -79,15 +98,42 @@ function decodeSegment(s: string): string {
   }
 }
 
-export const SHED_REPLY = {
+export const SHED_REPLY: Reply = {
   status: 503,
   body: { error: { code: 'SERVICE_UNAVAILABLE', message: '抢购人数太多，请稍后再试' } },
-  headers: { 'Retry-After': '1' },
+  headers: { ...apiSecurityHeaders({ https: false }), 'Retry-After': '1' },
 };
+const SHED = new Refusal(SHED_REPLY);
+
+/** Not admitted yet (or never asked: refused before auth, a public read answered...). */
+const TICKET_NONE = 0;
+/** Counted in flight until done(). */
+const TICKET_ADMITTED = 1;
+/** Refused above the limit. */
+const TICKET_SHED = 2;
 
 export function createHotServer(o: HotServerOptions): http.Server {
   const routes = compileRoutes(o.routes);
   let inFlight = 0;
+  const maxInFlight = o.maxInFlight;
+
+  /**
+   * Each response is its request's admission ticket: the route core asks it once the request is
+   * complete and authenticated (Admission), done() gives the slot back. No object, closure or
+   * promise per request for it; the synchronous lane (a remembered refusal) stays synchronous.
+   */
+  class HotResponse extends http.ServerResponse implements Admission {
+    ticket = TICKET_NONE;
+    admit(): Refusal | undefined {
+      if (inFlight >= maxInFlight) {
+        this.ticket = TICKET_SHED;
+        return SHED;
+      }
+      inFlight++;
+      this.ticket = TICKET_ADMITTED;
+      return undefined;
+    }
+  }
 
   /**
    * Answers one hot request. Synchronous when the route core answers without a promise (a
@@ -95,17 +141,11 @@ export function createHotServer(o: HotServerOptions): http.Server {
    * returns settles once the answer is queued. Never rejects: every failure is answered here.
    * (No named closures per request: see lib/http/route.ts.)
    */
-  function serveHot(req: IncomingMessage, res: ServerResponse, route: CompiledRoute, params: Record<string, string>): Promise<void> | undefined {
+  function serveHot(req: IncomingMessage, res: HotResponse, route: CompiledRoute, params: Record<string, string>): Promise<void> | undefined {
     const started = performance.now();
-    if (inFlight >= o.maxInFlight) {
-      queueReply(res, SHED_REPLY);
-      o.observe?.(route.name, 503, (performance.now() - started) / 1000, 'SHED');
-      return;
-    }
-    inFlight++;
     try {
-      const pending = readBody(req);
-      const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params)) : route.handler.core(toHotRequest(req, null), params);
+      const pending = readBody(req, res);
+      const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params, res)) : route.handler.core(toHotRequest(req, null), params, res);
       if (!(out instanceof Promise)) return answer(res, route, out, started, false);
       return out.then((v) => answer(res, route, v, started, true)).catch((err: unknown) => failed(req, res, route, err, started));
     } catch (err) {
@@ -118,31 +158,50 @@ export function createHotServer(o: HotServerOptions): http.Server {
    * that a promise settled is written at once: its neighbours (the rest of a Redis pipeline's or a
    * confirm's grabs) are written right beside it anyway, and the turn's end may be a millisecond away.
    */
-  function answer(res: ServerResponse, route: CompiledRoute, out: Reply | Response, started: number, settled: boolean): Promise<void> | undefined {
-    if (out instanceof Response) return writeResponse(res, out).then(() => done(route, out.status, undefined, started));
+  function answer(res: HotResponse, route: CompiledRoute, out: Reply | Response, started: number, settled: boolean): Promise<void> | undefined {
+    if (out instanceof Response) return writeResponse(res, out).then(() => done(res, route, out.status, undefined, started));
     if (settled) sendReply(res, out);
     else queueReply(res, out);
-    done(route, out.status, (out.body as { error?: { code?: string } }).error?.code, started);
+    done(res, route, out.status, (out.body as { error?: { code?: string } }).error?.code, started);
   }
 
   /** The core maps handler errors itself; this is the adapter failing (client gone, bad headers). */
-  function failed(req: IncomingMessage, res: ServerResponse, route: CompiledRoute, err: unknown, started: number): void {
+  function failed(req: IncomingMessage, res: HotResponse, route: CompiledRoute, err: unknown, started: number): void {
+    if (res.destroyed) {
+      // The client left mid-request (a body cut at its deadline, a reset): nobody to answer and
+      // nothing to log — a client leaving on purpose must not cost an error line each time.
+      done(res, route, 499, 'CLIENT_GONE', started);
+      return;
+    }
     const reply = errorReply(err, { method: req.method, path: req.url });
     if (res.headersSent) res.destroy();
     else sendReply(res, reply); // never throws: this runs inside the request's own catch
-    done(route, reply.status, 'ADAPTER', started);
+    done(res, route, reply.status, 'ADAPTER', started);
   }
 
-  function done(route: CompiledRoute, status: number, code: string | undefined, started: number): void {
-    inFlight--;
-    o.observe?.(route.name, status, (performance.now() - started) / 1000, code);
+  function done(res: HotResponse, route: CompiledRoute, status: number, code: string | undefined, started: number): void {
+    const ticket = res.ticket;
+    if (ticket === TICKET_ADMITTED) inFlight--;
+    o.observe?.(route.name, status, (performance.now() - started) / 1000, ticket === TICKET_SHED ? 'SHED' : code);
   }
 
-  const server = http.createServer((req, res) => {
+  const headersTimeout = o.headersTimeoutMs ?? env.WEB_HEADERS_TIMEOUT_MS;
+  const requestTimeout = o.requestTimeoutMs ?? env.WEB_REQUEST_TIMEOUT_MS;
+  // node builds each response from this class; the types want the base class's generic signature.
+  const options: http.ServerOptions = { ServerResponse: HotResponse as unknown as typeof http.ServerResponse };
+  if (headersTimeout > 0) options.headersTimeout = headersTimeout;
+  if (requestTimeout > 0) options.requestTimeout = requestTimeout;
+  // node checks both deadlines on one interval per server (default 30 s, set only here): a
+  // tenth of the shorter one, so a deadline is kept within 10 %.
+  const shortest = Math.min(headersTimeout || 60_000, requestTimeout || 300_000);
+  options.connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(shortest / 10)));
+
+  const server = http.createServer(options, (req, res) => {
     delete req.headers[PEER_HEADER];
     req.headers[PEER_HEADER] = req.socket.remoteAddress ?? '';
     const hot = matchRoute(routes, req.method, req.url ?? '/');
-    const work = hot ? serveHot(req, res, hot.route, hot.params) : o.fallback(req, res);
+    if (!hot) res.writeHead = writeHeadClosingUnread as ServerResponse['writeHead'];
+    const work = hot ? serveHot(req, res as HotResponse, hot.route, hot.params) : o.fallback(req, res);
     if (work === undefined) return; // answered synchronously (serveHot never throws)
     Promise.resolve(work).catch((err: unknown) => {
       log.error({ err, path: req.url }, 'web server: request failed outside any handler');
@@ -151,5 +210,49 @@ export function createHotServer(o: HotServerOptions): http.Server {
     });
   });
   closeIdleSockets(server, o.keepAliveMs ?? 65_000);
+  capConnectionsPerClient(server, o.maxConnectionsPerClient ?? env.WEB_MAX_CONNECTIONS_PER_CLIENT, o.trustedProxies);
   return server;
+}
+
+const writeHead = http.ServerResponse.prototype.writeHead;
+
+/**
+ * The fallback's (Next's) writeHead: an answer that goes out while its request's body was left
+ * unread — a body refused as too large (lib/http/parse.ts stops reading it), or one the handler
+ * never read to the end — says `Connection: close` and closes once sent. Kept alive, the
+ * connection would wait on a body nobody reads: the client's next request on it would hang until
+ * the idle sweep. (Hot routes read their body before the handler: node-adapter's readBody.)
+ */
+function writeHeadClosingUnread(this: ServerResponse, ...args: unknown[]): ServerResponse {
+  const req = this.req as IncomingMessage & { _consuming?: boolean };
+  // (A request without a body counts as complete only once the listener returned: a synchronous
+  // answer would otherwise close for nothing.)
+  if (hasBody(req) && (!req.complete || (req._consuming === true && !req.readableEnded))) closeAfterAnswer(this);
+  return Reflect.apply(writeHead, this, args) as ServerResponse;
+}
+
+/**
+ * At most `max` open connections per client address (lib/http/client-ip.ts connectionBucket: an
+ * IPv6 /64, trusted proxies exempt). A connection past it is destroyed as it arrives, before a
+ * byte is read: a client holding many idle or slow sockets cannot exhaust the process's sockets
+ * or descriptors for everyone else. Per process (node:cluster spreads connections over them).
+ */
+export function capConnectionsPerClient(server: http.Server, max: number, trusted?: TrustedProxies): void {
+  if (max <= 0) return;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const key = connectionBucket(socket.remoteAddress, trusted); // undefined: TRUSTED_PROXIES
+    if (key === null) return;
+    const n = open.get(key) ?? 0;
+    if (n >= max) {
+      socket.destroy();
+      return;
+    }
+    open.set(key, n + 1);
+    socket.once('close', () => {
+      const left = open.get(key)! - 1;
+      if (left === 0) open.delete(key);
+      else open.set(key, left);
+    });
+  });
 }

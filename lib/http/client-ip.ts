@@ -72,6 +72,19 @@ export function clientIp(headers: Headers, trusted: TrustedProxies = configured)
   return bucket(client);
 }
 
+/**
+ * The key a socket's peer is counted under for the per-client connection cap (lib/hot/server.ts):
+ * the rate-limit bucket (an IPv6 /64, an IPv4 address), or null for a peer not to count — a trusted
+ * proxy (every connection through it comes from its address; with a hop count, every peer is one),
+ * or no address at all.
+ */
+export function connectionBucket(remoteAddress: string | undefined, trusted: TrustedProxies = configured): string | null {
+  if (trusted && 'hops' in trusted) return null;
+  const peer = normalizeIp(remoteAddress ?? '');
+  if (!peer || (trusted && isTrusted(trusted.cidrs, peer))) return null;
+  return bucket(peer);
+}
+
 function isTrusted(list: BlockList, ip: string): boolean {
   return list.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4');
 }

@@ -35,7 +35,22 @@ type UserFor<A extends AuthLevel> = A extends 'none' | 'optional' ? SessionUser 
  * session and the handler's answer are both known in memory (a remembered refusal), the Reply comes
  * back as a value, not a promise.
  */
-export type RouteCore<P> = (req: Request, params: P) => MaybePromise<Reply | Response>;
+export type RouteCore<P> = (req: Request, params: P, admission?: Admission) => MaybePromise<Reply | Response>;
+
+/**
+ * A door's limit on work in progress (the hot server's in-flight cap). Asked once per request,
+ * after the caller passed auth and the CSRF rule and before the handler runs, so only a complete,
+ * authenticated request can take a slot: a stranger, a slow body or a forged token never holds one.
+ * Answers a Refusal to send instead of running the handler, or undefined when admitted.
+ */
+export interface Admission {
+  admit(): Refusal | undefined;
+}
+
+/** An answer a door gives in the handler's place (already secured: sent as is). */
+export class Refusal {
+  constructor(readonly reply: Reply) {}
+}
 export type RouteHandler<P> = ((req: Request, ctx: { params: Promise<P> }) => Promise<Response>) & { core: RouteCore<P> };
 
 export function route<A extends AuthLevel, P extends Record<string, string> = Record<string, string>>(
@@ -45,19 +60,23 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
   // No named closures per request below: the hot server runs under tsx, whose keepNames gives each
   // one a defineProperty call. Removing them here, in serveHot and in errorReply (together with one
   // shared AppError per remembered refusal) took a sold-out storm from ~34k to ~45k req/s (docs/hot-server.md#no-named-closures-per-request).
-  function run(req: Request, params: P, caller: Caller | null): MaybePromise<unknown> {
+  function run(req: Request, params: P, caller: Caller | null, admission: Admission | undefined): MaybePromise<unknown> {
     if (opts.auth === 'none') slideSessionOf(req.headers); // a logged-in visitor reading public pages stays logged in
     authorize(opts.auth, caller);
     if (caller?.via === 'cookie') checkSameOrigin(req);
+    if (admission !== undefined) {
+      const refused = admission.admit();
+      if (refused !== undefined) return refused;
+    }
     return handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
   }
-  const core: RouteCore<P> = (req, params) => {
+  const core: RouteCore<P> = (req, params, admission) => {
     const started = Date.now();
     const https = isHttps(req.url, req.headers);
     try {
       const caller = opts.auth === 'none' ? null : resolveCaller(req.headers);
       // andThen() would do, but would allocate its callback on the synchronous lane too.
-      const out = caller instanceof Promise ? caller.then((c) => run(req, params, c)) : run(req, params, caller);
+      const out = caller instanceof Promise ? caller.then((c) => run(req, params, c, admission)) : run(req, params, caller, admission);
       if (!(out instanceof Promise)) return answer(out, req, https, started);
       return out.then(
         (v) => answer(v, req, https, started),
@@ -77,6 +96,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
 /** A handler's result as the answer: `{ data }`, its own Response, or a returned AppError's error answer. */
 function answer(out: unknown, req: Request, https: boolean, started: number): Reply | Response {
   if (out instanceof AppError) return fail(out, req, https, started);
+  if (out instanceof Refusal) return out.reply;
   try {
     return out instanceof Response ? withApiSecurityHeaders(out, https) : secured({ status: 200, body: { data: out } }, https);
   } catch (err) {
