@@ -147,14 +147,23 @@ describe('money routes under concurrent duplicates', () => {
     await booksBalance(orderId, 0);
   });
 
-  it(`cancel ×${N}: one 200, the rest 409, and a pay after it charges nothing`, async () => {
-    withCounting();
+  it(`cancel ×${N} while a charge is at the provider: one cancel wins, the late money is recorded and refunded once through a recorded refund`, async () => {
+    withCounting(300);
     const { u, orderId } = await unpaidOrder();
+    const paying = post(payRoute, u.token, orderId);
+    await new Promise((r) => setTimeout(r, 100)); // the charge is at the provider
     const rs = await times(N, () => post(cancelRoute, u.token, orderId));
     expect(statuses(rs)).toEqual([200, ...Array(N - 1).fill(409)]);
+    expect((await paying).status).toBe(409);
+    expect((await orderRow(db, orderId)).status).toBe(4);
+    expect(p.charges.length).toBe(1);
+    expect(p.refunds.length).toBe(1);
+    expect(await paymentRowsOf(db, orderId)).toMatchObject([{ status: 'refunded', amount: PRICE }]);
+    expect((await attemptRowsOf(db, orderId)).filter((a) => a.kind === 'refund')).toMatchObject([{ status: 'done', amount: PRICE }]);
+    await booksBalance(orderId, 0);
+    // And a pay after the cancel charges nothing.
     expect((await post(payRoute, u.token, orderId)).status).toBe(409);
-    expect(p.chargeCalls).toBe(0);
-    expect(await attemptRowsOf(db, orderId)).toEqual([]);
+    expect(p.chargeCalls).toBe(1);
   });
 
   it(`notify ×${N} of one transaction: paid once; ×${N} different transactions for one order: one pays, the rest are refunded once each, all recorded`, async () => {
