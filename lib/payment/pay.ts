@@ -128,7 +128,8 @@ async function answerAttempt(db: DB, a: AttemptRow, o: LifecycleOrder): Promise<
       return refusedAnswer(db, o);
     }
     case 'failed':
-      throw new AppError('PAYMENT_FAILED', '支付未成功，未扣款；请换一个 Idempotency-Key 重试');
+      // A concurrent copy of a declined request; the key is free again for the buyer's retry.
+      throw new AppError('PAYMENT_FAILED', '支付未成功，未扣款');
     default:
       // intent (still asking), pending (the provider will notify), charged (settling): the order tells.
       return { orderId: o.id, status: 'pending' };

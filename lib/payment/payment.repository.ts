@@ -175,11 +175,15 @@ export async function attemptsOfOrder(db: Executor, orderId: string): Promise<At
   return rows.map(toAttempt);
 }
 
-/** A live charge's outcome (pending / charged with its transaction / failed). False if it already moved on. */
+/**
+ * A live charge's outcome (pending / charged with its transaction / failed). False if it already
+ * moved on. A failed charge took nothing, so it gives its Idempotency-Key back: the buyer's retry
+ * from the same page (same key) is a new attempt, not the old refusal.
+ */
 export async function setChargeOutcome(db: Executor, id: string, to: 'pending' | 'charged' | 'failed', txnId: string | null, error?: string): Promise<boolean> {
   const r = await db
     .updateTable('tb_payment_attempt')
-    .set({ status: to, ...(txnId ? { txn_id: txnId } : {}), ...(error ? { last_error: error.slice(0, 255) } : {}) })
+    .set({ status: to, ...(txnId ? { txn_id: txnId } : {}), ...(error ? { last_error: error.slice(0, 255) } : {}), ...(to === 'failed' ? { idempotency_key: null } : {}) })
     .where('id', '=', id)
     .where('kind', '=', 'charge')
     .where('status', 'in', OWED)
