@@ -245,12 +245,13 @@ export async function noteAttemptFailure(db: Executor, id: string, error: string
     .execute();
 }
 
-/** Attempts still owing an outcome and untouched for `graceSeconds` (oldest first). */
-export async function owedAttempts(db: Executor, graceSeconds: number, limit: number): Promise<AttemptRow[]> {
+/** One provider's attempts still owing an outcome and untouched for `graceSeconds` (oldest first). */
+export async function owedAttempts(db: Executor, provider: string, graceSeconds: number, limit: number): Promise<AttemptRow[]> {
   const rows = await db
     .selectFrom('tb_payment_attempt')
     .select(attemptCols)
     .where('status', 'in', OWED)
+    .where('provider', '=', provider)
     .where('update_time', '<=', sql<Date>`NOW(3) - INTERVAL ${graceSeconds} SECOND`)
     .orderBy('update_time')
     .limit(limit)

@@ -73,15 +73,12 @@ async function reconcileCharge(o: Required<Omit<ReconcileOptions, 'limit' | 'gra
 /** One pass over what is owed; returns the outcome of each attempt it took. */
 export async function reconcileOnce(opts: ReconcileOptions, metrics?: PaymentMetrics): Promise<{ outcomes: ReconcileOutcome[]; owed: OwedSummary }> {
   const o = { db: opts.db, redis: opts.redis, provider: opts.provider ?? paymentProvider() };
-  const due = await owedAttempts(o.db, opts.graceSeconds ?? env.PAYMENT_RECONCILE_GRACE_SECONDS, opts.limit ?? 100);
+  // Only the configured provider can answer for its attempts; another's stay owed (and shown) for an operator.
+  const due = await owedAttempts(o.db, o.provider.name, opts.graceSeconds ?? env.PAYMENT_RECONCILE_GRACE_SECONDS, opts.limit ?? 100);
   const outcomes: ReconcileOutcome[] = [];
   for (const a of due) {
     let outcome: ReconcileOutcome;
     try {
-      if (a.provider !== o.provider.name) {
-        log.warn({ attemptId: a.id, provider: a.provider }, 'payment attempt of another provider than the configured one: left for an operator');
-        continue;
-      }
       outcome = a.kind === 'refund' ? ((await sendRefund(o.db, o.redis, o.provider, a)) ? 'refunded' : 'refund_failed') : await reconcileCharge(o, a);
     } catch (err) {
       log.error({ err: err instanceof Error ? err.message : String(err), attemptId: a.id }, 'payment reconcile step failed; retried next pass');
