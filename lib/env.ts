@@ -190,8 +190,20 @@ const schema = z.object({
   ORDER_TIMEOUT_SWEEP_INTERVAL_MS: int(5000),
   /** `dev` pays and refunds at once (no money). */
   PAYMENT_PROVIDER: z.enum(['dev']).default('dev'),
-  /** Signs the payment provider's notify calls (HMAC-SHA256); empty refuses every notify. */
-  PAYMENT_NOTIFY_SECRET: z.string().default(''),
+  /** The dev payment provider "pays" with no money; never in production unless forced (and then never on a public HOST). */
+  ALLOW_DEV_PAYMENT_IN_PRODUCTION: bool.default(false),
+  /**
+   * Signs the payment provider's notify calls (HMAC-SHA256); empty refuses every notify. When set,
+   * at least 32 bytes: a short secret can be guessed offline from one captured notify.
+   */
+  PAYMENT_NOTIFY_SECRET: z
+    .string()
+    .default('')
+    .refine((s) => s === '' || Buffer.byteLength(s, 'utf8') >= 32, 'must be at least 32 bytes (or empty to refuse every notify)'),
+  /** How often the payment reconciler (in the worker) looks for money owed: refunds not confirmed, charges not settled. */
+  PAYMENT_RECONCILE_INTERVAL_MS: int(10_000),
+  /** How old a provider call must be before the reconciler retries it or asks the provider about it (a live pay is left alone). */
+  PAYMENT_RECONCILE_GRACE_SECONDS: int(60),
   /** Live seckill orders are one per user; normal vouchers allow this many unpaid + paid per user. */
   NORMAL_VOUCHER_USER_CAP: z.coerce.number().int().positive().default(10),
   /**

@@ -13,6 +13,8 @@ export const errorStatus = {
   CSRF: 403,
   /** A merchant/admin phone tried to log in by SMS code: they log in with their password. */
   PASSWORD_REQUIRED: 403,
+  /** The payment provider took no money (declined): the buyer may try again. */
+  PAYMENT_FAILED: 402,
   NOT_FOUND: 404,
   CONFLICT: 409,
   ORDER_STATE: 409,

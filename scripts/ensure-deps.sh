@@ -22,3 +22,7 @@ if ! grep -qs '^ALLOW_DEV_SMS_IN_PRODUCTION=' .env.local; then
   # npm run up serves a production build, and this local demo has no SMS gateway: codes go to the log.
   printf '# local demo: no SMS gateway, codes are logged and kept at dev:sms:{phone}\nALLOW_DEV_SMS_IN_PRODUCTION=true\n' >> .env.local
 fi
+if ! grep -qs '^ALLOW_DEV_PAYMENT_IN_PRODUCTION=' .env.local; then
+  # Same for payments: the local demo "pays" through the dev provider, which moves no money.
+  printf '# local demo: no payment gateway, the dev provider pays with no money\nALLOW_DEV_PAYMENT_IN_PRODUCTION=true\n' >> .env.local
+fi

@@ -1,18 +1,19 @@
 /**
  * The order worker: consumes order messages from RabbitMQ and persists them to MySQL, and sweeps
- * the Redis outbox (lib/order/worker.ts). Run as many copies as you like (competing consumers).
+ * the Redis outbox (lib/order/worker.ts), and reconciles payments (lib/payment/reconcile.ts). Run as many copies as you like (competing consumers).
  * SIGTERM/SIGINT: stop consuming, finish and ack in-flight work, close connections, exit within 10 s.
  */
 import { log } from '@/lib/log';
-import { closeDb } from '@/lib/db/client';
+import { closeDb, db } from '@/lib/db/client';
 import { closeMq } from '@/lib/mq/connection';
-import { closeRedis } from '@/lib/redis/client';
+import { closeRedis, redis } from '@/lib/redis/client';
 import { startOrderWorker } from '@/lib/order/worker';
 import { startTimeoutWorker } from '@/lib/order/timeout';
 import { startFeedConsumer } from '@/lib/feed/consumer';
 import { startSocialUpkeep } from '@/lib/blog/upkeep';
 import { env } from '@/lib/env';
 import { lowerOwnPriority } from '@/lib/order/priority';
+import { startPaymentReconciler } from '@/lib/payment/reconcile';
 
 // The signal handlers go in first: a SIGTERM while the parts start (a deploy, a test that stops a
 // worker as soon as its metrics answer) must still stop them cleanly, not kill the process.
@@ -27,7 +28,9 @@ const starting = (async () => {
   const timeouts = await startTimeoutWorker();
   const feedConsumer = await startFeedConsumer(); // 点评 feed fan-out, same process and shutdown
   const socialUpkeep = startSocialUpkeep(); // like counts follow the likes; uploads swept
-  return [worker, timeouts, feedConsumer, socialUpkeep];
+  // Money the books still owe (refunds not confirmed, charges not settled), on the worker's /metrics.
+  const reconciler = startPaymentReconciler({ db, redis, registry: worker.metrics.registry });
+  return [worker, timeouts, feedConsumer, socialUpkeep, reconciler];
 })();
 
 let stopping = false;

@@ -33,7 +33,15 @@ export default async function AdminLayout({ children }: { children: React.ReactN
           </Link>
           {staff && (
             <nav className="flex gap-1 text-sm" aria-label="后台导航">
-              {[...NAV, ...(user.role === 'admin' ? [{ href: '/admin/users', label: '用户角色', id: 'users' }] : [])].map((n) => (
+              {[
+                ...NAV,
+                ...(user.role === 'admin'
+                  ? [
+                      { href: '/admin/users', label: '用户角色', id: 'users' },
+                      { href: '/admin/payments', label: '待对账', id: 'payments' },
+                    ]
+                  : []),
+              ].map((n) => (
                 <Link key={n.id} href={n.href} className="rounded px-3 py-1.5 hover:bg-white/10" data-testid={`admin-nav-${n.id}`}>
                   {n.label}
                 </Link>

@@ -47,7 +47,7 @@ async function loadRoutes(): Promise<RouteFile[]> {
   return out;
 }
 
-const TABLES = ['tb_user', 'tb_user_info', 'tb_shop_type', 'tb_shop', 'tb_voucher', 'tb_seckill_voucher', 'tb_voucher_order', 'tb_order_dead_letter', 'tb_order_failure', 'tb_audit_log', 'tb_payment', 'tb_blog', 'tb_blog_like', 'tb_blog_comments', 'tb_follow', 'tb_sign', 'tb_upload'] as const;
+const TABLES = ['tb_user', 'tb_user_info', 'tb_shop_type', 'tb_shop', 'tb_voucher', 'tb_seckill_voucher', 'tb_voucher_order', 'tb_order_dead_letter', 'tb_order_failure', 'tb_audit_log', 'tb_payment', 'tb_payment_attempt', 'tb_blog', 'tb_blog_like', 'tb_blog_comments', 'tb_follow', 'tb_sign', 'tb_upload'] as const;
 
 async function snapshot() {
   const counts: Record<string, number> = {};

@@ -95,6 +95,8 @@ export interface VoucherOrderTable extends Timestamps {
   /** 0 nothing owed, 1 unit returned in MySQL and owed to Redis, 2 returned in both. */
   stock_return: Generated<number>;
   live_seckill_user: ColumnType<Id | null, never, never>;
+  /** Fen the buyer pays, fixed when the order is placed (migration 005). */
+  pay_value: ColumnType<string, number | string, number | string>;
 }
 
 export interface PaymentTable extends Timestamps {
@@ -106,6 +108,28 @@ export interface PaymentTable extends Timestamps {
   idempotency_key: string | null;
   amount: number;
   status: 'paid' | 'refund_due' | 'refunded';
+}
+
+export type PaymentAttemptStatus = 'intent' | 'pending' | 'charged' | 'settled' | 'failed' | 'done';
+
+/** One call to the payment provider: written before it, updated after it (migration 005). */
+export interface PaymentAttemptTable {
+  id: Generated<Id>;
+  kind: 'charge' | 'refund';
+  order_id: Id;
+  user_id: Id;
+  provider: string;
+  idempotency_key: string | null;
+  amount: ColumnType<string, number | string, number | string>;
+  txn_id: string | null;
+  refund_of: Id | null;
+  closes_order: Generated<number>;
+  status: ColumnType<PaymentAttemptStatus, PaymentAttemptStatus | undefined, PaymentAttemptStatus>;
+  tries: Generated<number>;
+  last_error: string | null;
+  create_time: ColumnType<Date, Date | undefined, never>;
+  update_time: ColumnType<Date, Date | undefined, Date>;
+  live_charge_order: ColumnType<Id | null, never, never>;
 }
 
 export interface OrderDeadLetterTable extends Timestamps {
@@ -151,6 +175,7 @@ export interface Database extends SocialTables {
   tb_order_dead_letter: OrderDeadLetterTable;
   tb_order_failure: OrderFailureTable;
   tb_payment: PaymentTable;
+  tb_payment_attempt: PaymentAttemptTable;
   tb_audit_log: AuditLogTable;
 }
 

@@ -30,7 +30,8 @@ export async function findLifecycleOrder(db: Executor, id: string): Promise<Life
   const r = await db
     .selectFrom('tb_voucher_order as o')
     .leftJoin('tb_voucher as v', 'v.id', 'o.voucher_id')
-    .select(['o.id', 'o.user_id', 'o.voucher_id', 'v.shop_id', 'o.status', 'o.kind', 'v.pay_value', 'o.create_time', 'o.redeem_code'])
+    // The order's own price (fixed when it was placed), never the voucher's current one.
+    .select(['o.id', 'o.user_id', 'o.voucher_id', 'v.shop_id', 'o.status', 'o.kind', 'o.pay_value', 'o.create_time', 'o.redeem_code'])
     .where('o.id', '=', id)
     .executeTakeFirst();
   if (!r) return undefined;
@@ -41,7 +42,7 @@ export async function findLifecycleOrder(db: Executor, id: string): Promise<Life
     shopId: r.shop_id,
     status: r.status,
     kind: r.kind,
-    payValue: Number(r.pay_value ?? 0),
+    payValue: Number(r.pay_value),
     createTime: r.create_time,
     redeemCode: r.redeem_code,
   };
@@ -163,9 +164,16 @@ export async function owedRedisReturns(db: Executor, graceMs: number, limit: num
   return rows.map((r) => ({ id: r.id, voucherId: r.voucher_id, userId: r.user_id }));
 }
 
-/** Live normal-voucher orders (unpaid or paid) a user holds for one voucher: the per-user cap. */
+/** The price is the voucher's at this instant, read by the INSERT itself: the order keeps it whatever the merchant does next. */
 export async function insertNormalOrder(db: Executor, o: { id: string; userId: string; voucherId: string }): Promise<void> {
-  await db.insertInto('tb_voucher_order').values({ id: o.id, user_id: o.userId, voucher_id: o.voucherId, kind: 0 }).execute();
+  const r = await db
+    .insertInto('tb_voucher_order')
+    .columns(['id', 'user_id', 'voucher_id', 'kind', 'pay_value'])
+    .expression((eb) =>
+      eb.selectFrom('tb_voucher').select([sql.val(o.id).as('id'), sql.val(o.userId).as('user_id'), 'id as voucher_id', sql.lit(0).as('kind'), 'pay_value']).where('id', '=', o.voucherId),
+    )
+    .executeTakeFirst();
+  if (Number(r.numInsertedOrUpdatedRows ?? 0n) !== 1) throw new Error(`voucher ${o.voucherId} vanished while an order of it was placed`);
 }
 
 /** Serializes one user's normal-voucher purchases, so the per-user cap cannot be overrun by a burst. */

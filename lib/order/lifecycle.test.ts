@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
   process.env.ORDER_PAY_TIMEOUT_SECONDS = '5';
-  process.env.PAYMENT_NOTIFY_SECRET = 'test-notify-secret-0123456789';
+  process.env.PAYMENT_NOTIFY_SECRET = 'test-notify-secret-0123456789abcdef0123';
   process.env.NORMAL_VOUCHER_USER_CAP = '2';
 });
 

@@ -17,8 +17,9 @@ import {
   voucherOrderCounts,
   type LifecycleOrder,
 } from '@/lib/order/lifecycle.repository';
-import { findPaidPayment, setPaymentStatus } from '@/lib/payment/payment.repository';
+import { findAttempt, findClosingRefund, findPaidPayment, insertRefundIntent, setPaymentStatus } from '@/lib/payment/payment.repository';
 import { paymentProvider } from '@/lib/payment/provider';
+import { sendRefund } from '@/lib/payment/refund';
 import { findVoucherRow } from '@/lib/voucher/voucher.repository';
 
 export const redeemCodeSchema = z.object({ code: z.string().trim().regex(/^\d{12}$/, '核销码是 12 位数字') });
@@ -48,17 +49,32 @@ export async function redeemCode(db: DB, actor: Actor, code: string): Promise<Re
   return { orderId: o.id, voucherTitle: v?.title ?? '', shopName: v?.shop_name ?? '' };
 }
 
+/**
+ * The merchant's approval. The decision is one transaction: the payment paid → refund_due (a
+ * conditional write, so of concurrent approvals exactly one decides) and the refund's intent row.
+ * Then the provider is asked; only its yes moves the order 5 → 6 and the unit back on sale. If it
+ * fails, the order stays 退款中 and the reconciler retries the same refund id until it agrees.
+ */
 export async function approveRefundAsMerchant(db: DB, redis: RedisClient, actor: Actor, orderId: string): Promise<{ orderId: string; status: number }> {
   const o = await managedOrder(db, actor, await findLifecycleOrder(db, orderId));
   if (o.status !== OrderStatus.refunding) throw orderStateError(o.status, '退款');
-  const provider = paymentProvider();
-  await approveRefund(db, redis, o, async () => {
-    const p = await findPaidPayment(db, o.id);
-    if (!p) return;
-    await provider.refund({ orderId: o.id, txnId: p.txnId, amount: p.amount });
-    await setPaymentStatus(db, p.provider, p.txnId, 'refunded');
+  const decided = await db.transaction().execute(async (trx) => {
+    const p = await findPaidPayment(trx, o.id);
+    if (!p) return (await findClosingRefund(trx, o.id)) ? ('taken' as const) : ('no-payment' as const);
+    if (!(await setPaymentStatus(trx, p.id, 'paid', 'refund_due'))) return 'taken' as const;
+    const id = await insertRefundIntent(trx, { orderId: o.id, userId: o.userId, provider: p.provider, amount: p.amount, txnId: p.txnId, paymentId: p.id, closesOrder: true });
+    if (!id) throw new Error(`payment ${p.id} already has a refund`);
+    return id;
   });
-  return { orderId: o.id, status: OrderStatus.refunded };
+  if (decided === 'taken') throw new AppError('ORDER_STATE', '退款已受理，正在处理');
+  if (decided === 'no-payment') {
+    // Nothing was charged for it (an order paid before payments were recorded): the state alone.
+    await approveRefund(db, redis, o, async () => {});
+    return { orderId: o.id, status: OrderStatus.refunded };
+  }
+  const intent = await findAttempt(db, decided);
+  const done = intent ? await sendRefund(db, redis, paymentProvider(), intent) : false;
+  return { orderId: o.id, status: done ? OrderStatus.refunded : OrderStatus.refunding };
 }
 
 export const voucherOrdersQuery = z.object({

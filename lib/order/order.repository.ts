@@ -8,18 +8,24 @@ import { LIVE_ORDER_STATUSES } from '@/lib/seckill/seckill.repository';
  * INSERT IGNORE: an order id (or user + voucher) that is already there is skipped, which is what
  * makes redelivered and duplicated messages harmless. Returns how many rows were really inserted.
  */
-export async function insertOrdersIgnoringDuplicates(db: Executor, msgs: OrderMessage[]): Promise<number> {
+export async function insertOrdersIgnoringDuplicates(db: Executor, msgs: OrderMessage[], payValue?: number): Promise<number> {
   if (msgs.length === 0) return 0;
+  // Each order keeps the price it was placed at: the batch's voucher read (one voucher per call)
+  // passes it; without it the INSERT reads it per row from tb_voucher.
+  const price = (voucherId: string) => (payValue !== undefined ? payValue : sql<string>`(SELECT pay_value FROM tb_voucher WHERE id = ${voucherId})`);
   const r = await db
     .insertInto('tb_voucher_order')
     .ignore()
-    .values(msgs.map((m) => ({ id: m.orderId, user_id: m.userId, voucher_id: m.voucherId, create_time: new Date(m.at), update_time: new Date(m.at) })))
+    .values(msgs.map((m) => ({ id: m.orderId, user_id: m.userId, voucher_id: m.voucherId, pay_value: price(m.voucherId), create_time: new Date(m.at), update_time: new Date(m.at) })))
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0n);
 }
 
 export async function insertOrder(db: Executor, order: { id: string; userId: string; voucherId: string }): Promise<void> {
-  await db.insertInto('tb_voucher_order').values({ id: order.id, user_id: order.userId, voucher_id: order.voucherId }).execute();
+  await db
+    .insertInto('tb_voucher_order')
+    .values({ id: order.id, user_id: order.userId, voucher_id: order.voucherId, pay_value: sql<string>`(SELECT pay_value FROM tb_voucher WHERE id = ${order.voucherId})` })
+    .execute();
 }
 
 export async function hasOrderFor(db: Executor, voucherId: string, userId: string): Promise<boolean> {
@@ -67,7 +73,7 @@ function orderViewQuery(db: Executor) {
       'o.status',
       'o.create_time',
       'v.title',
-      'v.pay_value',
+      'o.pay_value',
       'v.actual_value',
       'v.shop_id',
       's.name as shop_name',

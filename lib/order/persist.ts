@@ -76,7 +76,7 @@ export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<Persi
         else offSale.push(m);
       }
       if (group.length === 0) continue;
-      const n = await insertOrdersIgnoringDuplicates(trx, group);
+      const n = await insertOrdersIgnoringDuplicates(trx, group, w?.payValue);
       if (n > 0 && !(await takeStock(trx, voucherId, n))) throw new StockGuardError(voucherId, n);
       if (n < group.length) folded.push(...(await recordFoldedOrders(trx, voucherId, group)));
       total += n;

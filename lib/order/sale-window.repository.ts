@@ -9,12 +9,19 @@ import type { Executor } from '@/lib/db/client';
 export interface SaleWindow {
   beginMs: number;
   endMs: number;
+  /** The voucher's price now: the orders written in this batch keep it. */
+  payValue: number;
 }
 
 export async function saleWindows(trx: Executor, voucherIds: string[]): Promise<Map<string, SaleWindow>> {
   const out = new Map<string, SaleWindow>();
   if (voucherIds.length === 0) return out;
-  const rows = await trx.selectFrom('tb_seckill_voucher').select(['voucher_id', 'begin_time', 'end_time']).where('voucher_id', 'in', voucherIds).execute();
-  for (const r of rows) out.set(String(r.voucher_id), { beginMs: r.begin_time.getTime(), endMs: r.end_time.getTime() });
+  const rows = await trx
+    .selectFrom('tb_seckill_voucher as s')
+    .innerJoin('tb_voucher as v', 'v.id', 's.voucher_id')
+    .select(['s.voucher_id', 's.begin_time', 's.end_time', 'v.pay_value'])
+    .where('s.voucher_id', 'in', voucherIds)
+    .execute();
+  for (const r of rows) out.set(String(r.voucher_id), { beginMs: r.begin_time.getTime(), endMs: r.end_time.getTime(), payValue: Number(r.pay_value) });
   return out;
 }

@@ -15,8 +15,9 @@ export function ApproveRefundButton({ orderId }: { orderId: string }) {
         message="款项原路退回买家；秒杀券的库存会放回销售。"
         testId={`approve-refund-${orderId}`}
         onConfirm={act(async () => {
-          await api(`/api/admin/orders/${orderId}/refund`, { method: 'POST' });
-          return '已退款';
+          const r = await api<{ status: number }>(`/api/admin/orders/${orderId}/refund`, { method: 'POST' });
+          // 5: approved, but the payment channel has not confirmed yet; it is retried until it does.
+          return r.status === 6 ? '已退款' : '已同意，退款处理中';
         })}
       />
       {result && <span className={`text-xs ${result.ok ? 'text-green-700' : 'text-red-600'}`}>{result.text}</span>}

@@ -1,0 +1,88 @@
+/**
+ * An order keeps the price it was placed at. The flash-sale worker's batched insert takes it from
+ * the batch's one voucher read; a later reprice of the voucher changes nothing the order is charged.
+ * Migration 005 backfills existing orders from their voucher (run here on a scratch database that
+ * holds orders written before it).
+ */
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Migrator, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { db, closeDb, createDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { env } from '@/lib/env';
+import { ensureDatabase, MIGRATIONS_DIR, SqlFileMigrationProvider } from '@/lib/db/migrate';
+import { nextOrderId } from '@/lib/id';
+import { createConsoleFixture, type ConsoleFixture } from '@/lib/admin/testing';
+import { createTestUsers } from '@/lib/seckill/testing';
+import { createSaleInShop } from '@/lib/order/lifecycle-testing';
+import { orderRow } from '@/lib/order/lifecycle-testing.repository';
+import { findLifecycleOrder } from '@/lib/order/lifecycle.repository';
+import { persistOrders } from '@/lib/order/persist';
+import { setVoucherPrice } from '@/lib/payment/testing.repository';
+
+let f: ConsoleFixture;
+
+beforeAll(async () => {
+  f = await createConsoleFixture(db, redis);
+});
+
+afterAll(async () => {
+  await Promise.all([closeDb(), closeRedis()]);
+});
+
+describe('the flash-sale batch writes each order with its price', () => {
+  it('persisted at 9.90; the voucher repriced to 19.90; the order still costs 9.90', async () => {
+    const voucherId = await createSaleInShop(db, redis, f.shopA, 5);
+    const users = await createTestUsers(db, redis, 3);
+    const msgs = await Promise.all(users.map(async (u) => ({ v: 1 as const, orderId: await nextOrderId(redis), userId: u.userId, voucherId, at: Date.now() })));
+    expect((await persistOrders(db, msgs)).inserted).toBe(3);
+    await setVoucherPrice(db, voucherId, 1990);
+    for (const m of msgs) {
+      expect(Number((await orderRow(db, m.orderId)).pay_value)).toBe(990);
+      expect((await findLifecycleOrder(db, m.orderId))?.payValue).toBe(990);
+    }
+  });
+});
+
+describe('migration 005', () => {
+  const url = new URL(env.DATABASE_URL);
+  url.pathname = `${url.pathname}_m005_${process.pid}`;
+  const scratch = createDb(url.toString(), 2);
+  let dir: string;
+
+  afterAll(async () => {
+    await sql.raw(`DROP DATABASE IF EXISTS \`${url.pathname.slice(1)}\``).execute(scratch).catch(() => {});
+    await scratch.destroy();
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('backfills the price of orders written before it from their voucher', async () => {
+    await ensureDatabase(url.toString());
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'm005-'));
+    const files = (await fs.readdir(MIGRATIONS_DIR)).filter((x) => x.endsWith('.sql')).sort();
+    const before = files.filter((x) => x < '005');
+    for (const x of before) await fs.copyFile(path.join(MIGRATIONS_DIR, x), path.join(dir, x));
+    const migrate = async () => {
+      const r = await new Migrator({ db: scratch, provider: new SqlFileMigrationProvider(dir) }).migrateToLatest();
+      if (r.error) throw r.error;
+    };
+    await migrate();
+    await sql`INSERT INTO tb_shop_type (id, name) VALUES (1, 't')`.execute(scratch);
+    await sql`INSERT INTO tb_shop (id, name, type_id, address, x, y, avg_price) VALUES (1, 's', 1, 'a', 0, 0, 0)`.execute(scratch);
+    await sql`INSERT INTO tb_voucher (id, shop_id, title, pay_value, actual_value, type) VALUES (7, 1, 'v', 2700, 5000, 0)`.execute(scratch);
+    await sql`INSERT INTO tb_voucher_order (id, user_id, voucher_id, kind) VALUES (100, 1, 7, 0), (101, 2, 99, 0)`.execute(scratch);
+
+    for (const x of files.filter((y) => y >= '005')) await fs.copyFile(path.join(MIGRATIONS_DIR, x), path.join(dir, x));
+    await migrate();
+    const rows = await sql<{ id: string; pay_value: string }>`SELECT id, pay_value FROM tb_voucher_order ORDER BY id`.execute(scratch);
+    // Its voucher's price; an order whose voucher is gone keeps 0, what it was charged before.
+    expect(rows.rows.map((r) => [String(r.id), Number(r.pay_value)])).toEqual([
+      ['100', 2700],
+      ['101', 0],
+    ]);
+    const col = await sql<{ IS_NULLABLE: string }>`SELECT IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tb_voucher_order' AND COLUMN_NAME = 'pay_value'`.execute(scratch);
+    expect(col.rows[0]?.IS_NULLABLE).toBe('NO');
+  });
+});
