@@ -38,6 +38,16 @@ const schema = z.object({
    */
   HOT_MAX_IN_FLIGHT: int(2048),
   /**
+   * How the hot server's in-flight limit is set (docs/hot-server.md#adaptive-admission). `fixed`:
+   * HOT_MAX_IN_FLIGHT. `adaptive`: follows the admitted requests' measured service time (gradient
+   * style), between HOT_MIN_IN_FLIGHT and HOT_MAX_IN_FLIGHT, so a fast or a slow host serves what
+   * it can with flat latency and sheds the rest, without tuning. Default fixed until a bench shows
+   * adaptive costs the storm and accept runs nothing.
+   */
+  HOT_ADMISSION: z.enum(['adaptive', 'fixed']).default('fixed'),
+  /** The adaptive limit's floor per process (HOT_ADMISSION=adaptive). */
+  HOT_MIN_IN_FLIGHT: z.coerce.number().int().positive().default(8),
+  /**
    * The web server's deadlines, for every request on either door (hot routes and Next): its
    * headers must arrive within WEB_HEADERS_TIMEOUT_MS of the connection or of the previous
    * request, the whole request (headers and body) within WEB_REQUEST_TIMEOUT_MS, else 408 and the
