@@ -9,10 +9,10 @@
  * Above the admission limit (lib/hot/admission-limit.ts: fixed at `maxInFlight`, or adaptive,
  * following the admitted requests' own service time up to that ceiling), a hot request is answered
  * 503 + Retry-After at once instead of queueing: under any offered load the requests that are
- * served stay fast. A request
- * counts only once it is complete and its caller passed auth (the route core asks its response,
- * the Admission of lib/http/route.ts): a client that sends headers and then trickles or withholds
- * its body, or comes without a valid session, holds a socket, never a slot honest buyers need.
+ * served stay fast. A request counts only once it is complete and its caller passed auth (the
+ * route core asks its response, the Admission of lib/http/route.ts): a client that sends headers
+ * and then trickles or withholds its body, or comes without a valid session, holds a socket, never
+ * a slot honest buyers need (nor, adaptive, a sample: the time counted starts at admission).
  *
  * What a slow or silent client may hold, on both doors (this server also carries Next's requests):
  * headers within `headersTimeoutMs`, the whole request within `requestTimeoutMs` (node's own
