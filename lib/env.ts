@@ -34,9 +34,19 @@ const schema = z.object({
    * Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After.
    * A request counts once it is complete and its caller passed auth (lib/hot/server.ts).
    * 2048 (measured, docs/hot-server.md#shedding): a spike of 1000 connections, each holding one request, was shed 6 942
-   * times at 512 and answered whole, none 5xx, within 6 s at 2048.
+   * times at 512 and answered whole, none 5xx, within 6 s at 2048. With HOT_ADMISSION=adaptive, the adaptive limit's ceiling.
    */
   HOT_MAX_IN_FLIGHT: int(2048),
+  /**
+   * How the hot server's in-flight limit is set (docs/hot-server.md#adaptive-admission). `fixed`:
+   * HOT_MAX_IN_FLIGHT. `adaptive`: follows the admitted requests' measured service time (gradient
+   * style), between HOT_MIN_IN_FLIGHT and HOT_MAX_IN_FLIGHT, so a fast or a slow host serves what
+   * it can with flat latency and sheds the rest, without tuning. Default fixed until a bench shows
+   * adaptive costs the storm and accept runs nothing.
+   */
+  HOT_ADMISSION: z.enum(['adaptive', 'fixed']).default('fixed'),
+  /** The adaptive limit's floor per process (HOT_ADMISSION=adaptive). */
+  HOT_MIN_IN_FLIGHT: z.coerce.number().int().positive().default(8),
   /**
    * The web server's deadlines, for every request on either door (hot routes and Next): its
    * headers must arrive within WEB_HEADERS_TIMEOUT_MS of the connection or of the previous

@@ -67,8 +67,9 @@ function runPrimary(): void {
 }
 
 async function runWorker(): Promise<void> {
-  const [{ createHotServer }, { observeHotRoute, answerClusterMetrics }, { hotRoutes }, { closeDb }, { closeRedis }, { closeMq }] = await Promise.all([
+  const [{ createHotServer }, { AdmissionLimit, setProcessAdmission }, { observeHotRoute, answerClusterMetrics }, { hotRoutes }, { closeDb }, { closeRedis }, { closeMq }] = await Promise.all([
     import('@/lib/hot/server'),
+    import('@/lib/hot/admission-limit'),
     import('@/lib/hot/metrics'),
     import('@/app/api/hot-routes'),
     import('@/lib/db/client'),
@@ -77,7 +78,9 @@ async function runWorker(): Promise<void> {
   ]);
   if (env.WEB_METRICS_PORT) answerClusterMetrics();
   const fallback = env.WEB_PART === 'hot' ? (await import('@/lib/hot/hot-only')).hotOnlyFallback : await nextHandler();
-  const server = createHotServer({ routes: hotRoutes, fallback, maxInFlight: env.HOT_MAX_IN_FLIGHT, observe: observeHotRoute });
+  const admission = new AdmissionLimit({ max: env.HOT_MAX_IN_FLIGHT, adaptive: env.HOT_ADMISSION === 'adaptive', min: env.HOT_MIN_IN_FLIGHT });
+  setProcessAdmission(admission); // read by /metrics and the console
+  const server = createHotServer({ routes: hotRoutes, fallback, admission, observe: observeHotRoute });
   // A spike opens many connections at once; node's default backlog is 511 (the kernel caps it at
   // net.core.somaxconn). Headroom only: the 1000-connection spike measured the same either way.
   server.listen({ port: env.PORT, host: env.HOST, backlog: LISTEN_BACKLOG });

@@ -24,6 +24,7 @@ import { createHotServer } from '@/lib/hot/server';
 import { writeReply } from '@/lib/hot/node-adapter';
 import { observeHotRoute, parseGrabCounters, serveMetrics } from '@/lib/hot/metrics';
 import { readGrabRate } from '@/lib/hot/grab-rate';
+import { AdmissionLimit, setProcessAdmission } from '@/lib/hot/admission-limit';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { createTestUsers, createTestVoucher, waitFor } from '@/lib/seckill/testing';
 import { createConsoleFixture, type ConsoleFixture } from '@/lib/admin/testing';
@@ -33,13 +34,16 @@ let metrics: Server;
 let hot: Server;
 let hotPort: number;
 let f: ConsoleFixture;
+// The hot server's admission as the web server wires it: adaptive, registered for the metrics.
+const admission = new AdmissionLimit({ max: 10_000, adaptive: true, min: 8, initial: 300 });
 
 beforeAll(async () => {
   worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
   metrics = serveMetrics(METRICS_PORT, '127.0.0.1', () => register.metrics(), undefined, 200);
+  setProcessAdmission(admission);
   hot = createHotServer({
     routes: hotRoutes,
-    maxInFlight: 10_000,
+    admission,
     observe: observeHotRoute,
     fallback: (_req, res) => writeReply(res, { status: 404, body: {} }),
   });
@@ -51,6 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   hot.close();
   metrics.close();
+  setProcessAdmission(undefined);
   await worker.stop();
   await Promise.all([closeMq(), closeDb(), closeRedis()]);
 });
@@ -103,5 +108,8 @@ describe('GET /api/admin/hot/grab-rate', () => {
     expect(Object.keys(r.perSecond)).toEqual(expect.arrayContaining(['accepted', 'sold_out', 'already_bought', 'not_started', 'ended', 'limited', 'shed', 'error', 'unauthenticated']));
     expect(r.windowSeconds).toBeGreaterThan(0);
     expect(r.totals.sold_out).toBeGreaterThanOrEqual(37);
+    // Beside the rate, the admission limit the console shows: this process's, adaptive, where it
+    // started (only the grabs that went to Redis are samples, fewer than a window needs).
+    expect(r.admission).toEqual({ limit: 300, inFlight: 0, ratePerSecond: expect.any(Number), processes: 1, mode: 'adaptive' });
   });
 });

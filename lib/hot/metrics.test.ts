@@ -6,7 +6,8 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { AggregatorRegistry, register } from 'prom-client';
-import { observeHotRoute, serveMetrics } from '@/lib/hot/metrics';
+import { observeHotRoute, parseGrabCounters, serveMetrics, type GrabRateSnapshot } from '@/lib/hot/metrics';
+import { AdmissionLimit, setProcessAdmission } from '@/lib/hot/admission-limit';
 
 const text = () => register.getSingleMetricAsString('hmdp_hot_request_seconds');
 const line = (t: string, prefix: string) => t.split('\n').find((l) => l.startsWith(prefix))?.split(' ').pop();
@@ -39,6 +40,40 @@ describe('hot route metrics', () => {
     expect(line(t, `hmdp_hot_requests_total{route="${route}",outcome="ok"}`)).toBe('2');
     expect(line(t, `hmdp_hot_request_seconds_bucket{route="${route}",outcome="ok",le="0.0025"}`)).toBe('2');
     expect(line(t, `hmdp_hot_request_seconds_count{route="${route}",outcome="ok"}`)).toBe('2');
+  });
+
+  it('the admission limit: a gauge per process on /metrics, summed over the processes for /grab-rate and the console', async () => {
+    const limit = new AdmissionLimit({ max: 500, adaptive: true, min: 4, initial: 40, windowMs: 10, minSamples: 1 });
+    setProcessAdmission(limit);
+    try {
+      // A few admitted requests that waited 2 ms, over more than a window: the limit was used
+      // (peak 30 of 40) and uncongested, so it grew, and a service time was measured.
+      for (let i = 0; i < 30; i++) expect(limit.acquire()).toBe(true);
+      let now = 1000;
+      for (let i = 0; i < 30; i++) limit.release(2, (now += 1));
+      expect(limit.limit).toBeGreaterThan(40);
+      const pid = String(process.pid);
+      const metrics = serveMetrics(0, '127.0.0.1', () => register.metrics(), undefined, 50);
+      await new Promise((r) => metrics.once('listening', r));
+      const base = `http://127.0.0.1:${(metrics.address() as AddressInfo).port}`;
+      const t = await (await fetch(`${base}/metrics`)).text();
+      expect(line(t, `hmdp_hot_admission_limit{process="${pid}",mode="adaptive"}`)).toBe(String(limit.limit));
+      expect(line(t, `hmdp_hot_admission_in_flight{process="${pid}",mode="adaptive"}`)).toBe('0');
+      expect(Number(line(t, `hmdp_hot_admission_service_seconds{process="${pid}",mode="adaptive"}`))).toBeCloseTo(0.002, 6);
+      expect(Number(line(t, `hmdp_hot_admission_rate{process="${pid}",mode="adaptive"}`))).toBeCloseTo(limit.limit / 0.002, 3);
+      await new Promise((r) => setTimeout(r, 150));
+      const rate = (await (await fetch(`${base}/grab-rate`)).json()) as GrabRateSnapshot;
+      expect(rate.admission).toMatchObject({ limit: limit.limit, inFlight: 0, processes: 1, mode: 'adaptive' });
+      metrics.close();
+
+      // Two processes: the primary keeps a series each (its pid), the console sums them.
+      const one = await register.getMetricsAsJSON();
+      const other = JSON.parse(JSON.stringify(one).replaceAll(`"process":"${pid}"`, '"process":"other"')) as typeof one;
+      const summed = parseGrabCounters(await AggregatorRegistry.aggregate([one, other]).metrics());
+      expect(summed.admission).toMatchObject({ limit: 2 * limit.limit, processes: 2, mode: 'adaptive' });
+    } finally {
+      setProcessAdmission(undefined);
+    }
   });
 
   it('a metrics port already taken costs the metrics, not the process that asked for it', async () => {

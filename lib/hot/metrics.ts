@@ -9,6 +9,11 @@ import { createServer, type Server } from 'node:http';
 import { AggregatorRegistry, register } from 'prom-client';
 import { log } from '@/lib/log';
 import type { Observe } from '@/lib/hot/server';
+import { processAdmission, type AdmissionSnapshot } from '@/lib/hot/admission-limit';
+
+const ADMISSION_LIMIT = 'hmdp_hot_admission_limit';
+const ADMISSION_IN_FLIGHT = 'hmdp_hot_admission_in_flight';
+const ADMISSION_RATE = 'hmdp_hot_admission_rate';
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
@@ -62,7 +67,35 @@ function described(m: { name: string; help: string; type: string; aggregator: st
   return { name: m.name, help: m.help, type: m.type, aggregator: m.aggregator };
 }
 
-for (const m of [requestsMetric, secondsMetric]) {
+/**
+ * The admission limit (lib/hot/admission-limit.ts) as gauges, one series per web process
+ * (label `process`, its pid: the cluster's sum keeps them apart; sum them for the box, as the
+ * console does). Read when scraped, nothing per request.
+ */
+function admissionGauge(name: string, help: string, value: (a: AdmissionSnapshot) => number) {
+  const m = {
+    name,
+    help,
+    type: 'gauge' as const,
+    aggregator: 'sum' as const,
+    get: async () => {
+      const a = processAdmission();
+      return { ...described(m), values: a ? [{ labels: { process: String(process.pid), mode: a.mode }, value: value(a) }] : [] };
+    },
+    reset: () => {},
+  };
+  return m;
+}
+
+const admissionMetrics = [
+  admissionGauge(ADMISSION_LIMIT, 'Hot requests this web process admits at once now (adaptive: follows the service time; fixed: HOT_MAX_IN_FLIGHT)', (a) => a.limit),
+  admissionGauge(ADMISSION_IN_FLIGHT, 'Hot requests admitted and not yet answered', (a) => a.inFlight),
+  admissionGauge('hmdp_hot_admission_service_seconds', 'Mean service time of the admitted requests that waited on something, last window (adaptive only)', (a) => a.rttMs / 1000),
+  admissionGauge('hmdp_hot_admission_baseline_seconds', 'The uncongested service time the adaptive limit holds latency near (adaptive only)', (a) => a.baselineMs / 1000),
+  admissionGauge(ADMISSION_RATE, 'Requests per second this process can admit at its current limit (limit / service time; adaptive only)', (a) => a.ratePerSecond),
+];
+
+for (const m of [requestsMetric, secondsMetric, ...admissionMetrics]) {
   // A second import of this module (tests, dev reloads) finds them registered already.
   if (!register.getSingleMetric(m.name)) register.registerMetric(m as unknown as Parameters<typeof register.registerMetric>[0]);
 }
@@ -148,24 +181,45 @@ export function serveMetrics(port: number, host: string, source: () => Promise<s
   return server.listen(port, host);
 }
 
+/** The hot server's admission over every web process (the gauges summed). */
+export interface AdmissionTotals {
+  /** Hot requests the box admits at once now. */
+  limit: number;
+  inFlight: number;
+  /** Requests per second the box can admit at that limit (adaptive; 0 when fixed or not yet measured). */
+  ratePerSecond: number;
+  /** Web processes reporting. */
+  processes: number;
+  /** adaptive, fixed, or mixed while processes disagree. */
+  mode: string;
+}
+
 export interface GrabCounters {
   /** hmdp_hot_requests_total{route="grab"} by outcome. */
   outcomes: Record<string, number>;
   /** hmdp_hot_refusals_from_memory_total, all outcomes. */
   fromMemory: number;
+  admission: AdmissionTotals;
 }
 
-const SAMPLE = /^(hmdp_hot_requests_total|hmdp_hot_refusals_from_memory_total)\{([^}]*)\}\s+([0-9.eE+-]+)$/;
+const SAMPLE = /^(hmdp_hot_requests_total|hmdp_hot_refusals_from_memory_total|hmdp_hot_admission_limit|hmdp_hot_admission_in_flight|hmdp_hot_admission_rate)\{([^}]*)\}\s+([0-9.eE+-]+)$/;
 
-/** The grab counters out of Prometheus text (one process's or the cluster's sum). */
+/** The grab counters and the admission out of Prometheus text (one process's or the cluster's sum). */
 export function parseGrabCounters(text: string): GrabCounters {
-  const out: GrabCounters = { outcomes: {}, fromMemory: 0 };
+  const out: GrabCounters = { outcomes: {}, fromMemory: 0, admission: { limit: 0, inFlight: 0, ratePerSecond: 0, processes: 0, mode: '' } };
   for (const line of text.split('\n')) {
     const m = SAMPLE.exec(line);
     if (!m) continue;
     const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
     const v = Number(m[3]);
     if (m[1] === 'hmdp_hot_refusals_from_memory_total') out.fromMemory += v;
+    else if (m[1] === ADMISSION_LIMIT) {
+      const a = out.admission;
+      a.limit += v;
+      a.processes++;
+      a.mode = !a.mode || a.mode === labels.mode ? (labels.mode ?? '') : 'mixed';
+    } else if (m[1] === ADMISSION_IN_FLIGHT) out.admission.inFlight += v;
+    else if (m[1] === ADMISSION_RATE) out.admission.ratePerSecond += v;
     else if (labels.route === 'grab' && labels.outcome) out.outcomes[labels.outcome] = (out.outcomes[labels.outcome] ?? 0) + v;
   }
   return out;
@@ -182,6 +236,8 @@ export interface GrabRateSnapshot {
   /** Counts since the web server started. */
   totals: Record<string, number>;
   fromMemoryTotal: number;
+  /** The hot server's admission limit now, summed over the web processes (newest scrape). */
+  admission: AdmissionTotals;
 }
 
 /** Keeps the last few scrapes; the rate is (newest - oldest) / their distance in time. */
@@ -232,6 +288,7 @@ export class GrabRates {
       fromMemoryPerSecond: rate(newest?.c.fromMemory ?? 0, oldest?.c.fromMemory ?? 0),
       totals,
       fromMemoryTotal: newest?.c.fromMemory ?? 0,
+      admission: newest?.c.admission ?? { limit: 0, inFlight: 0, ratePerSecond: 0, processes: 0, mode: '' },
     };
   }
 }

@@ -6,11 +6,13 @@
  * Every request, hot or not, carries the socket's address in PEER_HEADER, whatever the client
  * sent under that name: it is how clientIp() learns the peer behind a web Request.
  *
- * Above `maxInFlight` hot requests at once, a hot request is answered 503 + Retry-After at once
- * instead of queueing: under any offered load the requests that are served stay fast. A request
- * counts only once it is complete and its caller passed auth (the route core asks its response,
- * the Admission of lib/http/route.ts): a client that sends headers and then trickles or withholds
- * its body, or comes without a valid session, holds a socket, never a slot honest buyers need.
+ * Above the admission limit (lib/hot/admission-limit.ts: fixed at `maxInFlight`, or adaptive,
+ * following the admitted requests' own service time up to that ceiling), a hot request is answered
+ * 503 + Retry-After at once instead of queueing: under any offered load the requests that are
+ * served stay fast. A request counts only once it is complete and its caller passed auth (the
+ * route core asks its response, the Admission of lib/http/route.ts): a client that sends headers
+ * and then trickles or withholds its body, or comes without a valid session, holds a socket, never
+ * a slot honest buyers need (nor, adaptive, a sample: the time counted starts at admission).
  *
  * What a slow or silent client may hold, on both doors (this server also carries Next's requests):
  * headers within `headersTimeoutMs`, the whole request within `requestTimeoutMs` (node's own
@@ -27,6 +29,7 @@ import type { Reply } from '@/lib/http/respond';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
 import { closeAfterAnswer, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
 import { closeIdleSockets } from '@/lib/hot/idle-sockets';
+import { AdmissionLimit } from '@/lib/hot/admission-limit';
 import { log } from '@/lib/log';
 
 export interface HotRoute {
@@ -50,7 +53,10 @@ export type Observe = (route: string, status: number, seconds: number, code: str
 export interface HotServerOptions {
   routes: HotRoute[];
   fallback: Fallback;
-  maxInFlight: number;
+  /** A fixed limit on hot requests in flight (used when `admission` is not given). */
+  maxInFlight?: number;
+  /** The admission limit to use (adaptive or fixed); default a fixed one at `maxInFlight`, else HOT_MAX_IN_FLIGHT. */
+  admission?: AdmissionLimit;
   observe?: Observe;
   /** An idle keep-alive connection is closed after this long (lib/hot/idle-sockets.ts); default 65 s, longer than the usual balancer's 60 s. */
   keepAliveMs?: number;
@@ -107,15 +113,17 @@ const SHED = new Refusal(SHED_REPLY);
 
 /** Not admitted yet (or never asked: refused before auth, a public read answered...). */
 const TICKET_NONE = 0;
-/** Counted in flight until done(). */
+/** Counted in flight until done(); answered without waiting on anything (no sample). */
 const TICKET_ADMITTED = 1;
 /** Refused above the limit. */
 const TICKET_SHED = 2;
+/** Counted in flight until done(); its handler waits on something: its time is a sample. */
+const TICKET_WAITING = 3;
 
 export function createHotServer(o: HotServerOptions): http.Server {
   const routes = compileRoutes(o.routes);
-  let inFlight = 0;
-  const maxInFlight = o.maxInFlight;
+  const limit = o.admission ?? new AdmissionLimit({ max: o.maxInFlight ?? env.HOT_MAX_IN_FLIGHT });
+  const adaptive = limit.adaptive;
 
   /**
    * Each response is its request's admission ticket: the route core asks it once the request is
@@ -124,14 +132,19 @@ export function createHotServer(o: HotServerOptions): http.Server {
    */
   class HotResponse extends http.ServerResponse implements Admission {
     ticket = TICKET_NONE;
+    /** performance.now() at admission (adaptive only: a fixed limit needs no clock). */
+    admittedAt = 0;
     admit(): Refusal | undefined {
-      if (inFlight >= maxInFlight) {
+      if (!limit.acquire()) {
         this.ticket = TICKET_SHED;
         return SHED;
       }
-      inFlight++;
       this.ticket = TICKET_ADMITTED;
+      if (adaptive) this.admittedAt = performance.now();
       return undefined;
+    }
+    waiting(): void {
+      this.ticket = TICKET_WAITING;
     }
   }
 
@@ -181,8 +194,10 @@ export function createHotServer(o: HotServerOptions): http.Server {
 
   function done(res: HotResponse, route: CompiledRoute, status: number, code: string | undefined, started: number): void {
     const ticket = res.ticket;
-    if (ticket === TICKET_ADMITTED) inFlight--;
-    o.observe?.(route.name, status, (performance.now() - started) / 1000, ticket === TICKET_SHED ? 'SHED' : code);
+    const now = performance.now();
+    if (ticket === TICKET_WAITING) limit.release(adaptive ? now - res.admittedAt : -1, now);
+    else if (ticket === TICKET_ADMITTED) limit.release(-1, now);
+    o.observe?.(route.name, status, (now - started) / 1000, ticket === TICKET_SHED ? 'SHED' : code);
   }
 
   const headersTimeout = o.headersTimeoutMs ?? env.WEB_HEADERS_TIMEOUT_MS;

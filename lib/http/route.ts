@@ -45,6 +45,12 @@ export type RouteCore<P> = (req: Request, params: P, admission?: Admission) => M
  */
 export interface Admission {
   admit(): Refusal | undefined;
+  /**
+   * Told after admit() when the handler answered with a promise: the request waits on something
+   * (Redis, the broker), and its time is what an adaptive limit learns from. One answered without
+   * (a remembered refusal, a synchronous throw) waited on nothing and says nothing about congestion.
+   */
+  waiting(): void;
 }
 
 /** An answer a door gives in the handler's place (already secured: sent as is). */
@@ -64,11 +70,12 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     if (opts.auth === 'none') slideSessionOf(req.headers); // a logged-in visitor reading public pages stays logged in
     authorize(opts.auth, caller);
     if (caller?.via === 'cookie') checkSameOrigin(req);
-    if (admission !== undefined) {
-      const refused = admission.admit();
-      if (refused !== undefined) return refused;
-    }
-    return handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
+    if (admission === undefined) return handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
+    const refused = admission.admit();
+    if (refused !== undefined) return refused;
+    const out = handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
+    if (out instanceof Promise) admission.waiting();
+    return out;
   }
   const core: RouteCore<P> = (req, params, admission) => {
     const started = Date.now();

@@ -3,7 +3,8 @@
 /**
  * Grab requests per second by outcome (all vouchers, every web process), polled every 2 s from
  * /api/admin/hot/grab-rate, which reads the web server's metrics port. Horizontal bars, one per
- * outcome, plus how many refusals were answered from the per-process memory without Redis. Without
+ * outcome, plus how many refusals were answered from the per-process memory without Redis, and the
+ * hot server's admission limit now (adaptive or fixed, docs/hot-server.md#adaptive-admission). Without
  * a metrics port the panel says so instead of showing zeros.
  */
 import { useEffect, useState } from 'react';
@@ -85,6 +86,13 @@ function Bars({ rate }: { rate: Extract<GrabRate, { perSecond: Record<string, nu
         其中 <span className="font-semibold tabular-nums text-gray-800" data-testid="grab-rate-memory">{fmt(rate.fromMemoryPerSecond)}</span> 次/秒的拒绝由进程内记忆直接回答、未访问 Redis
         {refusals > 0 ? `（占拒绝的 ${Math.round((rate.fromMemoryPerSecond / refusals) * 100)}%）` : ''}。
       </p>
+      {rate.admission && rate.admission.processes > 0 && (
+        <p className="mb-3 text-sm text-gray-500" data-testid="grab-rate-admission" data-limit={rate.admission.limit} data-mode={rate.admission.mode}>
+          准入上限（同时处理的抢购请求，{MODES[rate.admission.mode] ?? rate.admission.mode}，{rate.admission.processes} 个进程合计）：
+          <span className="font-semibold tabular-nums text-gray-800">{rate.admission.limit}</span>，在途 <span className="tabular-nums">{rate.admission.inFlight}</span>
+          {rate.admission.ratePerSecond > 0 ? `；按当前上限约可接纳 ${fmt(rate.admission.ratePerSecond)} 次/秒` : ''}；超出即 503。
+        </p>
+      )}
       <ul className="space-y-1.5">
         {OUTCOMES.map(([k, label, cls]) => {
           const v = rate.perSecond[k] ?? 0;
@@ -105,6 +113,8 @@ function Bars({ rate }: { rate: Extract<GrabRate, { perSecond: Record<string, nu
     </>
   );
 }
+
+const MODES: Record<string, string> = { adaptive: '自适应', fixed: '固定', mixed: '各进程模式不一' };
 
 function fmt(v: number): string {
   return v >= 100 ? String(Math.round(v)) : v.toFixed(1);
