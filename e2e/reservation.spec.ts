@@ -70,6 +70,7 @@ test('预约抽签: reserve → 已预约 + count → the start → 已中签 �
   await expect(reservation.getByTestId('reservation-state')).toHaveAttribute('data-me', 'won', { timeout: 15_000 });
   await expect(reservation.getByTestId('reservation-seed')).toContainText('1/1 人中签');
   await expect(box.getByTestId('seckill-button')).toHaveText('立即抢购');
+  await expect(reservation.getByTestId('reservation-state')).toHaveText('已中签，可以抢购');
   await shot(page, 'reservation-won');
 
   await box.getByTestId('seckill-button').click();
@@ -96,7 +97,12 @@ test('预约抽签: reserve → 已预约 + count → the start → 已中签 �
 
   const merchant = await browser.newContext({ viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false });
   const console_ = await merchant.newPage();
-  await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, `/admin/vouchers/${v.id}`);
+  // The new-voucher form offers the two modes and the reservation window.
+  await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, '/admin/vouchers/new');
+  await console_.getByTestId('voucher-reservation-mode').selectOption('draw');
+  await expect(console_.getByTestId('voucher-reserve-begin')).toBeVisible();
+  await shot(console_, 'reservation-new-voucher-form');
+  await console_.goto(`/admin/vouchers/${v.id}`);
   const panel = console_.getByTestId('reservation-panel');
   await expect(panel.getByTestId('reservation-total')).toHaveText('1');
   await expect(panel.getByTestId('reservation-per-minute').locator('li')).toHaveCount(1);

@@ -76,7 +76,7 @@ export function ReservationBox({ voucherId, view, now, live, onChange }: { vouch
           </span>
         </p>
         <p className="mt-0.5 text-xs text-gray-500" data-testid="reservation-state" data-me={view.me ?? 'anonymous'}>
-          {view.me === 'won' ? '已中签，开抢后可抢购'
+          {view.me === 'won' ? (live ? '已中签，可以抢购' : '已中签，开抢后可抢购')
           : view.me === 'lost' ? '很遗憾，未中签'
           : view.me === 'reserved' ? (view.mode === 'draw' ? '已预约，开抢时抽签' : '已预约，开抢后可抢购')
           : live || drawn ? '仅限预约用户抢购，你未预约'

@@ -63,6 +63,21 @@ describe('drawWinners', () => {
     expect(x2).toBeGreaterThan(1.15);
   });
 
+  it('100 scripted of 1100 reservations, 110 units: over 2000 seeds the scripts win 110 × 100/1100 = 10 on average', () => {
+    const ids = Array.from({ length: 1100 }, (_, i) => String(5000 + i));
+    let total = 0;
+    let most = 0;
+    const draws = 2000;
+    for (let i = 0; i < draws; i++) {
+      const wins = drawWinners(fixedSeed(`scripts ${i}`), ids, 110).filter((id) => Number(id) < 5100).length;
+      total += wins;
+      most = Math.max(most, wins);
+    }
+    // The mean's sd is 2.86 / √2000 ≈ 0.064: ±0.3 is over 4 sd. No seed gives them half the units.
+    expect(Math.abs(total / draws - 10)).toBeLessThan(0.3);
+    expect(most).toBeLessThan(30);
+  });
+
   it('every user of 12 wins 1 unit equally often, and the draw order is uniform too: chi-square over 6000 draws', () => {
     const ids = Array.from({ length: 12 }, (_, i) => String(1000 + i));
     const first = new Array<number>(12).fill(0);

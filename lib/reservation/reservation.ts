@@ -12,6 +12,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { AppError, notFound } from '@/lib/errors';
 import { keys } from '@/lib/redis/keys';
+import { log } from '@/lib/log';
 import { drawWinners, newSeed, seedHash } from '@/lib/reservation/draw';
 import {
   countReservations,
@@ -110,6 +111,25 @@ export async function ensureDrawn(db: DB, redis: RedisClient, voucherId: string,
   return drawnNow;
 }
 
+// Grabs and looks arriving together at a draw sale's start share one ensureDrawn per process (the
+// draw itself runs once across processes, under the gate row's lock).
+const drawing = new Map<string, Promise<boolean>>();
+
+/** ensureDrawn, one call in flight per voucher in this process. */
+export function drawOnce(db: DB, redis: RedisClient, voucherId: string): Promise<boolean> {
+  let p = drawing.get(voucherId);
+  if (!p) {
+    p = ensureDrawn(db, redis, voucherId)
+      .catch((err: unknown) => {
+        log.warn({ voucherId, err: err instanceof Error ? err.message : String(err) }, 'draw failed; the next grab or look tries again');
+        throw err;
+      })
+      .finally(() => drawing.delete(voucherId));
+    drawing.set(voucherId, p);
+  }
+  return p;
+}
+
 export interface ReservationStatus {
   gated: boolean;
   mode?: ReservationModeName;
@@ -137,7 +157,7 @@ export async function reservationStatus(db: DB, redis: RedisClient, voucherId: s
   const sale = await findSeckillVoucher(db, voucherId);
   if (!sale) throw notFound('秒杀券');
   if (gate.mode === GateMode.DRAW && !gate.drawnTime && now >= sale.beginTime) {
-    await ensureDrawn(db, redis, voucherId, now);
+    await drawOnce(db, redis, voucherId);
     gate = (await findGate(db, voucherId))!;
   }
   const [count, inReserved, inWinners] = await Promise.all([

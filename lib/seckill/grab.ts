@@ -30,7 +30,7 @@ import { countRefusalFromMemory, refusalMemoryOf, type RememberedCode } from '@/
 import { findSeckillVoucher } from '@/lib/seckill/seckill.repository';
 import { waitForReplica } from '@/lib/seckill/replica-wait';
 import { releaseOrder } from '@/lib/seckill/outbox';
-import { ensureDrawn } from '@/lib/reservation/reservation';
+import { drawOnce } from '@/lib/reservation/reservation';
 
 export interface GrabInput {
   voucherId: string;
@@ -110,7 +110,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   }
   // A draw sale that has begun but not been drawn: the first grab runs the draw (once across every
   // process, docs/fair-sale.md#who-draws) and asks again.
-  if (code === GrabCode.DRAW_PENDING && (await drawOnce(db, redis, input.voucherId))) {
+  if (code === GrabCode.DRAW_PENDING && (await drawOnce(db, redis, input.voucherId).catch(() => false))) {
     [code, payload, third] = await runGrabScript(redis, { ...input, orderId });
   }
   if (code !== GrabCode.ACCEPTED || !payload) {
@@ -226,24 +226,6 @@ export function runGrabScript(
     ],
     [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0],
   );
-}
-
-// Grabs arriving together at a draw sale's start share one draw call per process (the draw itself
-// runs once across processes under the gate row's lock).
-const drawing = new Map<string, Promise<boolean>>();
-
-function drawOnce(db: DB, redis: RedisClient, voucherId: string): Promise<boolean> {
-  let p = drawing.get(voucherId);
-  if (!p) {
-    p = ensureDrawn(db, redis, voucherId)
-      .catch((err: unknown) => {
-        log.warn({ voucherId, err: errText(err) }, 'draw at the first grab failed');
-        return false;
-      })
-      .finally(() => drawing.delete(voucherId));
-    drawing.set(voucherId, p);
-  }
-  return p;
 }
 
 // Grabs racing on a cold voucher share one rebuild per process (a rebuild reads every buyer).

@@ -23,7 +23,7 @@ export function ReservationPanel({ view }: { view: ReservationConsoleView }) {
           <ol className="max-h-64 space-y-0.5 overflow-y-auto" data-testid="reservation-per-minute">
             {view.perMinute.map((m) => (
               <li key={m.minute} className="flex items-center gap-2">
-                <span className="w-28 shrink-0 font-mono text-xs text-gray-500">{formatShanghai(m.minute, false)}</span>
+                <span className="w-36 shrink-0 font-mono text-xs text-gray-500">{formatShanghai(m.minute, false)}</span>
                 <span className="h-3 rounded bg-amber-400" style={{ width: `${Math.max(2, (m.n / max) * 100)}%` }} />
                 <span className="text-xs tabular-nums">{m.n}</span>
               </li>
