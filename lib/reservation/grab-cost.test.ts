@@ -47,13 +47,19 @@ async function seen(voucherId: string, work: () => Promise<unknown>): Promise<Se
   // A plain connection of its own: MONITOR turns it into a stream of every client's commands.
   const monitor = await new Redis(process.env.REDIS_URL!, { lazyConnect: true }).monitor();
   const out: Seen = { trips: [], inside: [] };
+  // MONITOR lines come in the server's order, but late on a busy server: after the work, a command
+  // naming a marker key; once that line is seen, every line of the work has been.
+  const marker = `seckill:{${voucherId}}:monitor-marker`;
+  let markerSeen = false;
   monitor.on('monitor', (_time: string, args: string[], source: string, database: string) => {
     if (Number(database) !== db11 || !args.some((a) => a.includes(`{${voucherId}}`))) return;
-    (source === 'lua' ? out.inside : out.trips).push(args);
+    if (args.includes(marker)) markerSeen = true;
+    else (source === 'lua' ? out.inside : out.trips).push(args);
   });
   try {
     await work();
-    await new Promise((r) => setTimeout(r, 100)); // the last MONITOR lines
+    await redis.exists(marker);
+    await waitFor('the MONITOR lines of the work', async () => markerSeen, 10_000, 10);
     return out;
   } finally {
     monitor.disconnect();
