@@ -11,6 +11,10 @@ export const errorStatus = {
   NOT_STARTED: 403,
   ENDED: 403,
   CSRF: 403,
+  /** A reservation-only flash sale, and this user holds no reservation (docs/fair-sale.md). */
+  NOT_RESERVED: 403,
+  /** A draw sale: reserved, but not among the drawn. */
+  NOT_DRAWN: 403,
   /** A merchant/admin phone tried to log in by SMS code: they log in with their password. */
   PASSWORD_REQUIRED: 403,
   /** The payment provider took no money (declined): the buyer may try again. */

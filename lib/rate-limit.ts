@@ -43,6 +43,8 @@ const limits = {
   followUser: { points: 60, duration: 60, message: '关注操作太频繁，请稍后再试' },
   /** Sign-in posts of one user (one per day counts; repeats are no-ops that still cost a write path). */
   signUser: { points: 10, duration: 60, message: '操作太频繁，请稍后再试' },
+  /** Reservations and their cancels of one user, any sales (docs/fair-sale.md#reserving): a person taps a few. */
+  reserveUser: { points: 20, duration: 60, message: '预约操作太频繁，请稍后再试' },
   shopViewIp: { points: 300, duration: 60, message: '请求过于频繁，请稍后再试' },
 } as const;
 

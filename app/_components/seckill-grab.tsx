@@ -9,6 +9,7 @@
 import Link from 'next/link';
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
+import { mayGrab, ReservationBox, useReservation } from '@/app/_components/seckill-reservation';
 
 export interface SeckillGrabProps {
   voucherId: string;
@@ -26,10 +27,18 @@ interface OrderPoll {
 }
 type Outcome =
   | { kind: 'order'; orderId: string; state: OrderState; failReason?: OrderPoll['failReason']; keptOrderId?: string }
-  | { kind: 'refused'; code: 'ALREADY_BOUGHT' | 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED' | 'FORFEITED'; text: string }
+  | { kind: 'refused'; code: keyof typeof REFUSALS; text: string }
   | { kind: 'error'; text: string };
 
-const REFUSALS = { ALREADY_BOUGHT: '已抢过', SOLD_OUT: '已售罄', NOT_STARTED: '未开始', ENDED: '已结束', FORFEITED: '你取消过该券的订单，名额已让出，不能再抢' } as const;
+const REFUSALS = {
+  ALREADY_BOUGHT: '已抢过',
+  SOLD_OUT: '已售罄',
+  NOT_STARTED: '未开始',
+  ENDED: '已结束',
+  FORFEITED: '你取消过该券的订单，名额已让出，不能再抢',
+  NOT_RESERVED: '该秒杀仅限预约用户参与，你没有预约',
+  NOT_DRAWN: '很遗憾，你未被抽中，本场不能抢购',
+} as const;
 
 /**
  * An overloaded server sheds grabs with 503 + Retry-After instead of queueing them. Try again a
@@ -142,10 +151,16 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
     : forfeited ? '不能再抢'
     : soldOut ? '已售罄'
     : '立即抢购';
-  const disabled = phase !== 'live' || busy || soldOut || done || forfeited;
+  // A reservation-only sale: only the reserved (or, in a draw, the drawn) may press the button.
+  const [reservation, setReservation] = useReservation(voucherId, beginTime);
+  const shut = outcome?.kind === 'refused' && (outcome.code === 'NOT_RESERVED' || outcome.code === 'NOT_DRAWN');
+  const gatedOut = phase === 'live' && !done && (shut || !mayGrab(reservation));
+  const finalLabel = gatedOut && !busy && !soldOut ? (reservation?.me === 'lost' || (outcome?.kind === 'refused' && outcome.code === 'NOT_DRAWN') ? '未中签' : '未预约') : label;
+  const disabled = phase !== 'live' || busy || soldOut || done || forfeited || gatedOut;
 
   return (
     <div className="rounded-lg border border-brand/30 bg-brand/5 p-3" data-testid="seckill-grab" data-voucher-id={voucherId}>
+      {reservation?.gated && now !== null && <ReservationBox voucherId={voucherId} view={reservation} now={now} live={phase === 'live' || phase === 'ended'} onChange={setReservation} />}
       <div className="flex items-center justify-between gap-3">
         <div className="text-sm">
           {phase === 'upcoming' && now !== null && (
@@ -170,7 +185,7 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
           onClick={grab}
           className="shrink-0 rounded-full bg-brand px-5 py-2 text-sm font-medium text-white active:bg-brand-dark disabled:bg-gray-300"
         >
-          {label}
+          {finalLabel}
         </button>
       </div>
       {outcome && <OutcomeLine outcome={outcome} />}

@@ -113,6 +113,9 @@ const EXPECTED: Record<string, Burst> = {
   'POST /api/payments/notify': { who: 'none', max: slack('paymentNotifyClient', 50), parallel: 100, request: async () => ({ body: json({ txnId: 'x' }) }) },
   // The grab: counted inside its script, per user per second (SECKILL_USER_PER_SECOND).
   'POST /api/seckill/[voucherId]': { who: 'user', max: env.SECKILL_USER_PER_SECOND + 10, parallel: env.SECKILL_USER_PER_SECOND + 10, request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
+  // Reserving a flash sale and cancelling it: per user, counted at the entry (any sale, even one that does not exist).
+  'POST /api/seckill/[voucherId]/reservation': { who: 'user', max: slack('reserveUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
+  'DELETE /api/seckill/[voucherId]/reservation': { who: 'user', max: slack('reserveUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
   'POST /api/sign': { who: 'user', max: slack('signUser') },
   // Login: code sends per phone (60 s cooldown), password tries per phone and client.
   'POST /api/user/code': { who: 'none', max: 3, request: async (_x, me) => ({ body: json({ phone: me.id }) }) },

@@ -4,6 +4,7 @@
  */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { SocialTables } from '@/lib/db/social-schema';
+import type { ReservationTables } from '@/lib/db/reservation-schema';
 
 type Id = string;
 type Timestamps = {
@@ -164,7 +165,7 @@ export interface AuditLogTable {
   create_time: ColumnType<Date, Date | undefined, never>;
 }
 
-export interface Database extends SocialTables {
+export interface Database extends SocialTables, ReservationTables {
   tb_user: UserTable;
   tb_user_info: UserInfoTable;
   tb_shop_type: ShopTypeTable;

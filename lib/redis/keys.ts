@@ -39,6 +39,11 @@ export const keys = {
   seckillReturned: (vid: string) => `seckill:{${vid}}:returned`,
   /** Users who gave a unit of this sale back (cancelled, timed out, refunded): the grab refuses them. */
   seckillForfeit: (vid: string) => `seckill:{${vid}}:forfeit`,
+  /** A reservation-only sale (docs/fair-sale.md): users holding a reservation, and the users the draw picked. */
+  seckillReserved: (vid: string) => `seckill:{${vid}}:reserved`,
+  seckillWinners: (vid: string) => `seckill:{${vid}}:winners`,
+  /** Where a rebuild from MySQL writes a set before renaming it over the live one (one atomic swap). */
+  seckillRebuild: (vid: string, what: 'reserved' | 'winners') => `seckill:{${vid}}:${what}:rebuild`,
   /** Grab attempts per second of one user / one client address on one voucher (1 s TTL; the voucher's slot). */
   seckillRateUser: (vid: string, userId: string) => `rl:seckill:{${vid}}:u:${userId}`,
   seckillRateIp: (vid: string, ip: string) => `rl:seckill:{${vid}}:ip:${ip}`,

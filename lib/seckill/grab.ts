@@ -30,6 +30,7 @@ import { countRefusalFromMemory, refusalMemoryOf, type RememberedCode } from '@/
 import { findSeckillVoucher } from '@/lib/seckill/seckill.repository';
 import { waitForReplica } from '@/lib/seckill/replica-wait';
 import { releaseOrder } from '@/lib/seckill/outbox';
+import { drawOnce } from '@/lib/reservation/reservation';
 
 export interface GrabInput {
   voucherId: string;
@@ -43,7 +44,7 @@ export interface GrabResult {
   status: 'pending' | 'created';
 }
 
-export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7 } as const;
+export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7, NOT_RESERVED: 8, DRAW_PENDING: 9, NOT_DRAWN: 10 } as const;
 
 const refusals: Record<number, () => AppError> = {
   [GrabCode.UNKNOWN]: () => notFound('秒杀券'),
@@ -52,6 +53,10 @@ const refusals: Record<number, () => AppError> = {
   [GrabCode.ALREADY_BOUGHT]: () => new AppError('ALREADY_BOUGHT', '每人限抢一张，你已经抢过了'),
   [GrabCode.SOLD_OUT]: () => new AppError('SOLD_OUT', '已售罄'),
   [GrabCode.FORFEITED]: () => new AppError('FORFEITED', '你已取消过该秒杀券的订单，名额已让给其他人，不能再抢'),
+  [GrabCode.NOT_RESERVED]: () => new AppError('NOT_RESERVED', '该秒杀仅限预约用户参与，你没有预约'),
+  [GrabCode.NOT_DRAWN]: () => new AppError('NOT_DRAWN', '很遗憾，你未被抽中，本场不能抢购'),
+  // The draw did not run even when asked (MySQL unreachable): try again shortly.
+  [GrabCode.DRAW_PENDING]: () => new AppError('SERVICE_UNAVAILABLE', '正在抽签，请稍后再试', { retryAfter: 1 }),
 };
 
 /** The refusals a process may remember (lib/seckill/refusal-memory.ts): facts about the voucher, not the user. */
@@ -101,6 +106,11 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry
   // once (the limits were counted by the first call).
   if (code === GrabCode.UNKNOWN && (await preheatIfOnSale(db, redis, input.voucherId))) {
+    [code, payload, third] = await runGrabScript(redis, { ...input, orderId });
+  }
+  // A draw sale that has begun but not been drawn: the first grab runs the draw (once across every
+  // process, docs/fair-sale.md#who-draws) and asks again.
+  if (code === GrabCode.DRAW_PENDING && (await drawOnce(db, redis, input.voucherId).catch(() => false))) {
     [code, payload, third] = await runGrabScript(redis, { ...input, orderId });
   }
   if (code !== GrabCode.ACCEPTED || !payload) {
@@ -211,6 +221,8 @@ export function runGrabScript(
       keys.seckillRateUser(v, o.userId),
       keys.seckillRateIp(v, o.ip ?? '-'),
       keys.seckillForfeit(v),
+      keys.seckillReserved(v),
+      keys.seckillWinners(v),
     ],
     [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0],
   );

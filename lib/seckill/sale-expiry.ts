@@ -11,8 +11,8 @@ import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
 
-// The returned and forfeit sets too: they only matter while the sale's other keys exist, and a
-// preheat rebuilds the forfeit set from MySQL with them.
+// The returned, forfeit, reserved and winners sets too: they only matter while the sale's other keys exist, and a
+// preheat rebuilds the forfeit, reserved and winners sets from MySQL with them.
 const saleKeys = (vid: string) => [
   keys.seckillMeta(vid),
   keys.seckillStock(vid),
@@ -20,6 +20,8 @@ const saleKeys = (vid: string) => [
   keys.seckillPending(vid),
   keys.seckillReturned(vid),
   keys.seckillForfeit(vid),
+  keys.seckillReserved(vid),
+  keys.seckillWinners(vid),
 ];
 
 export async function expireEndedSale(redis: RedisClient, vid: string, ttlSeconds = env.SECKILL_ENDED_KEY_TTL_SECONDS): Promise<void> {

@@ -12,6 +12,7 @@ import { findVoucherRow, insertSeckillVoucher, insertVoucher } from '@/lib/vouch
 import type { CreateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { auditSnapshot, toVoucherView } from '@/lib/voucher/voucher.view';
 import { afterVoucherWrite, syncRedisLocked } from '@/lib/voucher/voucher-sync';
+import { gateSale } from '@/lib/reservation/reservation';
 
 /** The transactional part; the caller owns `trx`. Returns the new voucher id. */
 export async function insertVoucherAudited(trx: Executor, actor: Actor, input: CreateVoucherInput): Promise<string> {
@@ -34,6 +35,7 @@ export async function insertVoucherAudited(trx: Executor, actor: Actor, input: C
       begin_time: new Date(input.beginTime!),
       end_time: new Date(input.endTime!),
     });
+    if (input.reservation) await gateSale(trx, id, input.reservation.mode, new Date(input.reservation.reserveBegin));
   }
   const row = await findVoucherRow(trx, id);
   await recordAudit(trx, { actorId: actor.id, action: 'voucher.create', targetType: 'voucher', targetId: id, before: null, after: auditSnapshot(toVoucherView(row!, new Date())) });

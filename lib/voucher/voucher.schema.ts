@@ -52,11 +52,20 @@ export const createVoucherInput = z
     stock: stockSchema.optional(),
     beginTime: isoTimeSchema.optional(),
     endTime: isoTimeSchema.optional(),
+    /** A reservation-only flash sale (docs/fair-sale.md#making-a-sale-reservation-only): set once, at creation. */
+    reservation: z
+      .object({
+        mode: z.enum(['first-come', 'draw'], { error: '预约方式必须是 first-come（预约先到先得）或 draw（抽签）' }),
+        reserveBegin: isoTimeSchema,
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((v, ctx) => {
     if (v.payValue > v.actualValue) ctx.addIssue({ code: 'custom', path: ['payValue'], message: '售价不能高于面值' });
     if (v.type === 0) {
+      if (v.reservation !== undefined) ctx.addIssue({ code: 'custom', path: ['reservation'], message: '普通券不需要预约' });
       for (const k of ['stock', 'beginTime', 'endTime'] as const) {
         if (v[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: '普通券没有库存和抢购时间' });
       }
@@ -68,6 +77,9 @@ export const createVoucherInput = z
     if (v.beginTime && v.endTime) {
       const issue = windowIssue(new Date(v.beginTime), new Date(v.endTime), new Date());
       if (issue) ctx.addIssue({ code: 'custom', path: [issue.field], message: issue.message });
+    }
+    if (v.reservation && v.beginTime && Date.parse(v.reservation.reserveBegin) >= Date.parse(v.beginTime)) {
+      ctx.addIssue({ code: 'custom', path: ['reservation', 'reserveBegin'], message: '预约开始时间必须早于秒杀开始时间' });
     }
   });
 export type CreateVoucherInput = z.infer<typeof createVoucherInput>;

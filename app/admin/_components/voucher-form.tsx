@@ -13,7 +13,9 @@ import type { VoucherView } from '@/lib/voucher/voucher.view';
 import { Field, inputCls } from '@/app/admin/_components/field';
 
 type Values = Record<'shopId' | 'type' | 'title' | 'subTitle' | 'rules' | 'payValue' | 'actualValue' | 'stock' | 'beginTime' | 'endTime', string>;
-type Errors = Partial<Record<keyof Values | 'amount', string>>;
+type Errors = Partial<Record<keyof Values | 'amount' | 'reservation' | 'reservation.reserveBegin', string>>;
+/** A new flash sale may be reservation-only (docs/fair-sale.md#making-a-sale-reservation-only); set once, at creation. */
+type Gate = { mode: '' | 'first-come' | 'draw'; reserveBegin: string };
 
 function initial(v: VoucherView | undefined, shopId: string): Values {
   const soon = new Date(Date.now() + 3600_000);
@@ -49,6 +51,7 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
   const [formError, setFormError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [gate, setGate] = useState<Gate>(() => ({ mode: '', reserveBegin: isoToShanghaiLocal(new Date()) }));
   const can = editable(voucher);
   const seckill = values.type === '1';
   const set = (k: keyof Values) => (e: React.ChangeEvent<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>) => setValues((v) => ({ ...v, [k]: e.target.value }));
@@ -63,6 +66,8 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
     const stock = /^\d+$/.test(values.stock.trim()) ? Number(values.stock) : null;
     const begin = shanghaiLocalToIso(values.beginTime);
     const end = shanghaiLocalToIso(values.endTime);
+    const reserveBegin = gate.mode ? shanghaiLocalToIso(gate.reserveBegin) : null;
+    if (seckill && gate.mode && !reserveBegin) errs['reservation.reserveBegin'] = '请选择预约开始时间';
     if (seckill) {
       if (stock === null) errs.stock = '库存必须是正整数';
       if (!begin) errs.beginTime = '请选择开始时间';
@@ -72,7 +77,10 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
     if (Object.keys(errs).length > 0) return null;
     const body: Record<string, unknown> = { title: values.title, subTitle: values.subTitle, rules: values.rules, payValue: pay, actualValue: actual };
     if (seckill) Object.assign(body, { stock, beginTime: begin, endTime: end });
-    if (!voucher) return { shopId: values.shopId, type: Number(values.type), ...body };
+    if (!voucher) {
+      const reservation = seckill && gate.mode ? { reservation: { mode: gate.mode, reserveBegin } } : {};
+      return { shopId: values.shopId, type: Number(values.type), ...body, ...reservation };
+    }
     // Edits send only what changed and what the state allows.
     const before = toBodyOf(initial(voucher, ''));
     return Object.fromEntries(Object.entries(body).filter(([k, v]) => can.has(k as keyof Values) && v !== before[k]));
@@ -161,6 +169,37 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
           <Field label="结束时间（北京时间）" name="endTime" error={errors.endTime}>
             <input id="f-endTime" type="datetime-local" className={inputCls} value={values.endTime} onChange={set('endTime')} data-testid="voucher-end" disabled={disabled('endTime')} />
           </Field>
+        </div>
+      )}
+      {seckill && !voucher && (
+        <div className="grid gap-4 md:grid-cols-2">
+          <Field label="预约" name="reservationMode" error={errors.reservation} hint="仅限预约用户抢购；创建后不能更改">
+            <select
+              id="f-reservationMode"
+              className={inputCls}
+              value={gate.mode}
+              onChange={(e) => setGate((g) => ({ ...g, mode: e.target.value as Gate['mode'] }))}
+              data-testid="voucher-reservation-mode"
+              disabled={busy}
+            >
+              <option value="">无需预约（先到先得）</option>
+              <option value="first-come">预约用户先到先得</option>
+              <option value="draw">预约抽签（按库存抽中签者）</option>
+            </select>
+          </Field>
+          {gate.mode && (
+            <Field label="预约开始时间（北京时间）" name="reserveBegin" error={errors['reservation.reserveBegin']} hint="开抢时预约截止">
+              <input
+                id="f-reserveBegin"
+                type="datetime-local"
+                className={inputCls}
+                value={gate.reserveBegin}
+                onChange={(e) => setGate((g) => ({ ...g, reserveBegin: e.target.value }))}
+                data-testid="voucher-reserve-begin"
+                disabled={busy}
+              />
+            </Field>
+          )}
         </div>
       )}
       {formError && (

@@ -11,6 +11,8 @@ import { load } from '@/app/admin/_lib/load';
 import { StateBadge } from '@/app/admin/_components/badges';
 import { VoucherForm } from '@/app/admin/_components/voucher-form';
 import { VoucherActions } from '@/app/admin/_components/voucher-actions';
+import { ReservationPanel } from '@/app/admin/_components/reservation-panel';
+import { reservationConsoleView } from '@/lib/reservation/console';
 
 export const metadata: Metadata = { title: '优惠券详情' };
 
@@ -21,6 +23,8 @@ export default async function VoucherPage({ params, searchParams }: { params: Pr
   if (res.forbidden) forbidden();
   const v = res.value;
   const preheatFailed = (await searchParams).preheat === 'failed';
+  // getVoucher has checked this viewer's access to the voucher.
+  const reservation = v.seckill ? await reservationConsoleView(db, v.id) : null;
 
   return (
     <section className="space-y-4">
@@ -72,6 +76,7 @@ export default async function VoucherPage({ params, searchParams }: { params: Pr
           </div>
         </dl>
       )}
+      {reservation && <ReservationPanel view={reservation} />}
       <VoucherActions voucher={v} />
       <h2 className="pt-2 font-medium">编辑</h2>
       {v.state === 'taken_down' && <p className="text-sm text-gray-500">已下架的券不能再修改。</p>}

@@ -1,17 +1,21 @@
 --[[
   The grab (docs/flash-sale.md#where-a-grab-goes) in one round trip, atomically: the per-user and per-IP limits of
-  this voucher, the sale window by Redis' clock, one order per user, stock > 0, not a unit this
-  user already gave back; then take one unit, record the buyer and put the order in the
+  this voucher, the sale window by Redis' clock, one order per user, stock > 0, admitted by the
+  sale's gate if it has one (docs/fair-sale.md#the-gate-in-the-grab), not a unit this user already
+  gave back; then take one unit, record the buyer and put the order in the
   voucher's outbox. Every key is in the voucher's
   hash slot (the limit keys carry its tag), so the script runs on one Redis Cluster node.
 
-  KEYS[1]  seckill:{vid}:meta     hash: initial, begin (ms), end (ms)
+  KEYS[1]  seckill:{vid}:meta     hash: initial, begin (ms), end (ms), gate (absent: anyone may grab;
+                                  'r' reserved users only; 'd' draw not run yet; 'w' drawn users only)
   KEYS[2]  seckill:{vid}:stock    remaining units
   KEYS[3]  seckill:{vid}:buyers   set of user ids
   KEYS[4]  seckill:{vid}:pending  hash orderId -> order message JSON (accepted, not yet in MySQL)
   KEYS[5]  rl:seckill:{vid}:u:<userId>   grab attempts of this user this second (1 s TTL)
   KEYS[6]  rl:seckill:{vid}:ip:<ip>      grab attempts from this address this second (1 s TTL)
   KEYS[7]  seckill:{vid}:forfeit  set of user ids whose unit was cancelled, timed out or refunded
+  KEYS[8]  seckill:{vid}:reserved set of user ids holding a reservation (gated sales only)
+  KEYS[9]  seckill:{vid}:winners  set of user ids the draw picked (draw sales only)
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
   ARGV[4]  attempts per user per second (0 = no limit)   ARGV[5] attempts per IP per second (0 = no limit)
 
@@ -24,6 +28,9 @@
            {5}           sold out
            {6, ms, who}  rate limited ('user' or 'ip'); retry after ms
            {7}           forfeited: this user gave a unit of this sale back and may not grab again
+           {8}           not reserved: a gated sale, and this user holds no reservation
+           {9}           the draw has not run yet (the caller runs it and asks again)
+           {10}          not drawn: reserved, but the draw did not pick this user
 ]]
 local function over(key, limit)
   if limit <= 0 then
@@ -53,7 +60,7 @@ if ipWait then
   return {6, ipWait, 'ip'}
 end
 
-local window = redis.call('HMGET', KEYS[1], 'begin', 'end')
+local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate')
 if not window[1] or not window[2] then
   return {1}
 end
@@ -71,6 +78,25 @@ if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1 then
 end
 if (tonumber(redis.call('GET', KEYS[2])) or 0) <= 0 then
   return {5}
+end
+-- The gate is a field read with the window: an ungated sale pays nothing more. After the stock
+-- check, so a sold-out gated sale refuses everyone alike (and that refusal can be remembered).
+local gate = window[3]
+if gate then
+  if gate == 'r' then
+    if redis.call('SISMEMBER', KEYS[8], ARGV[2]) == 0 then
+      return {8}
+    end
+  elseif gate == 'w' then
+    if redis.call('SISMEMBER', KEYS[9], ARGV[2]) == 0 then
+      if redis.call('SISMEMBER', KEYS[8], ARGV[2]) == 1 then
+        return {10}
+      end
+      return {8}
+    end
+  else
+    return {9}
+  end
 end
 -- After the stock check: only a grab that could take a unit pays for this lookup (a sold-out
 -- storm does not), and a forfeited user hears "sold out" like everyone else once it is.

@@ -1,0 +1,29 @@
+/** Kysely's view of the reservation tables (prisma-free-sql/migrations/008_reservation.sql). */
+import type { ColumnType } from 'kysely';
+
+type Id = string;
+
+export interface SeckillGateTable {
+  voucher_id: Id;
+  /** 1 first-come among the reserved, 2 draw. */
+  mode: number;
+  reserve_begin: Date;
+  seed: string;
+  seed_hash: string;
+  drawn_time: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  reserved: ColumnType<number | null, number | null | undefined, number | null>;
+  winners: ColumnType<number | null, number | null | undefined, number | null>;
+  create_time: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface SeckillReservationTable {
+  voucher_id: Id;
+  user_id: Id;
+  won: ColumnType<number | null, number | null | undefined, number | null>;
+  create_time: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface ReservationTables {
+  tb_seckill_gate: SeckillGateTable;
+  tb_seckill_reservation: SeckillReservationTable;
+}
