@@ -111,7 +111,7 @@ const schema = z.object({
   /**
    * How long a process trusts a session it read (token → user) without asking Redis; revocations
    * reach it by pub/sub sooner. 0 = off. Default 1 s (measured: a sold-out storm costs 32 instead
-   * of 38 µs of web CPU per request, docs/hot-server.md#session-cache). The test suites set 0 (lib/test/setup-env.ts): their
+   * of 38 µs of web CPU per request, docs/hot-server.md#session-cache). The test suites set 0 (e2e/support/setup-env.ts): their
    * tests delete or expire sessions behind the product's back and expect the next request to see
    * it; lib/auth/session-cache.test.ts turns it on and proves the bound. (Not keyed on NODE_ENV:
    * `next build` inlines NODE_ENV as production into the pages, which would then disagree.)

@@ -76,7 +76,7 @@ async function runWorker(): Promise<void> {
     import('@/lib/mq/connection'),
   ]);
   if (env.WEB_METRICS_PORT) answerClusterMetrics();
-  const fallback = env.WEB_PART === 'hot' ? (await import('@/lib/hot/hot-only')).hotOnlyFallback : await nextHandler();
+  const fallback = env.WEB_PART === 'hot' ? (await import('@/workers/hot-only')).hotOnlyFallback : await nextHandler();
   const server = createHotServer({ routes: hotRoutes, fallback, maxInFlight: env.HOT_MAX_IN_FLIGHT, observe: observeHotRoute });
   // A spike opens many connections at once; node's default backlog is 511 (the kernel caps it at
   // net.core.somaxconn). Headroom only: the 1000-connection spike measured the same either way.

@@ -15,10 +15,10 @@ import { closeMq } from '@/lib/mq/connection';
 import { env } from '@/lib/env';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
 import { createSession } from '@/lib/auth/session';
-import { randomPhone } from '@/lib/test/helpers';
-import { fakeImages, pngBomb } from '@/lib/upload/testing';
+import { randomPhone } from '@/e2e/support/helpers';
+import { fakeImages, pngBomb } from '@/e2e/support/fixtures/upload';
 import { POST as uploadImage } from '@/app/api/uploads/route';
-import { throughHotServer } from '@/lib/hot/test-door';
+import { throughHotServer } from '@/e2e/support/hot-door';
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 interface RouteFile { url: string; params: string[]; methods: Record<string, Handler> }

@@ -21,10 +21,10 @@ import type { Role } from '@/lib/db/schema';
 import { createSession } from '@/lib/auth/session';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { limitPoints, type LimitName } from '@/lib/rate-limit';
-import { randomPhone } from '@/lib/test/helpers';
-import { throughHotServer } from '@/lib/hot/test-door';
-import { createConsoleFixture, type ConsoleFixture } from '@/lib/admin/testing';
-import { insertNote, storedImageName } from '@/lib/blog/testing';
+import { randomPhone } from '@/e2e/support/helpers';
+import { throughHotServer } from '@/e2e/support/hot-door';
+import { createConsoleFixture, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
+import { insertNote, storedImageName } from '@/e2e/support/fixtures/blog';
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 

@@ -12,7 +12,7 @@ import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { closeMq } from '@/lib/mq/connection';
-import { callRoute } from '@/lib/test/helpers';
+import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { GET as listRoute } from '@/app/api/admin/dead-letters/route';
@@ -20,8 +20,8 @@ import { POST as discardRoute } from '@/app/api/admin/dead-letters/[id]/discard/
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { publishOrder } from '@/lib/order/publish';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
-import { createTestUsers, waitFor, type TestUser } from '@/lib/seckill/testing';
-import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/lib/admin/testing';
+import { createTestUsers, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 
 let f: ConsoleFixture;
 let users: TestUser[];

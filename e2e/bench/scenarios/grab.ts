@@ -20,7 +20,7 @@ import { redis } from '@/lib/redis/client';
 import { checkInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestUsers, createTestVoucher, waitFor } from '@/lib/seckill/testing';
+import { createTestUsers, createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
 import { prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { BenchArgs, Scenario } from '../types';
 import type { Harness } from '../harness';

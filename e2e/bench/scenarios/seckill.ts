@@ -9,7 +9,7 @@ import { redis } from '@/lib/redis/client';
 import { checkInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestVoucher, waitFor } from '@/lib/seckill/testing';
+import { createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
 import { missingOrders, prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { Scenario } from '../types';
 
