@@ -55,8 +55,6 @@ const schema = z.object({
   WEB_METRICS_PORT: int(0),
   /** The Redis commands of one event-loop turn leave in one socket write (lib/redis/write-per-turn.ts, not ioredis' own auto-pipelining); the web server turns it on for its own processes (not the worker). */
   REDIS_AUTO_PIPELINING: bool.default(false),
-  /** Tests only: `hot` sends lib/test callRoute requests for hot routes over HTTP through the hot server. */
-  TEST_DOOR: z.enum(['handler', 'hot']).default('handler'),
   /** Public URL, e.g. https://hmdp.example.com, when behind a proxy. */
   APP_URL: z.string().url().optional(),
   /** Which X-Forwarded-For entry is the client: empty = none (the socket), a hop count, or CIDRs (lib/http/client-ip.ts). */
@@ -160,12 +158,8 @@ const schema = z.object({
   CACHE_REDIS_TIMEOUT_MS: int(500),
   /** Redis down: at most this many DB loads at once in this process, the rest queue (then 503). */
   CACHE_DB_FALLBACK_CONCURRENCY: int(8),
-  /** Enables /api/bench/constant (always on outside production). */
-  BENCH_ROUTES: bool.default(false),
 
   // ── flash sale, worker and order lifecycle ──
-  /** `redis` is the product; `db` grabs in one synchronous MySQL transaction on the stock row, kept only for the benchmark comparison. */
-  SECKILL_STRATEGY: z.enum(['redis', 'db']).default('redis'),
   /** Unacked order messages per worker. */
   WORKER_PREFETCH: int(1000),
   /** Orders per MySQL transaction. */

@@ -17,6 +17,7 @@ import { closeDb, db } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { env } from '@/lib/env';
+import { testDoor } from '@/e2e/support/knobs';
 import type { Role } from '@/lib/db/schema';
 import { createSession } from '@/lib/auth/session';
 import { PEER_HEADER } from '@/lib/http/client-ip';
@@ -170,7 +171,7 @@ async function send(key: string, handler: Handler, me: Actor, ip: string, r: Awa
   if (r.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
   if (me.token) headers.set('authorization', `Bearer ${me.token}`);
   const req = new Request(href, { method, headers, body: r.body });
-  return (env.TEST_DOOR === 'hot' && (await throughHotServer(handler, req, params))) || (await handler(req, { params: Promise.resolve(params) }));
+  return (testDoor === 'hot' && (await throughHotServer(handler, req, params))) || (await handler(req, { params: Promise.resolve(params) }));
 }
 
 describe('every write is rate limited', () => {

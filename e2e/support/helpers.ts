@@ -5,7 +5,7 @@
  * server instead (e2e/support/hot-door.ts), so the same tests prove both doors.
  */
 import { randomInt } from 'node:crypto';
-import { env } from '@/lib/env';
+import { testDoor } from '@/e2e/support/knobs';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { throughHotServer } from '@/e2e/support/hot-door';
@@ -36,7 +36,7 @@ export async function callRoute(handler: Handler, opts: CallOptions = {}) {
   if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
   if (opts.token) headers.set('authorization', `Bearer ${opts.token}`);
   const req = new Request(url, { method: opts.method ?? (body ? 'POST' : 'GET'), headers, body });
-  const res = (env.TEST_DOOR === 'hot' && (await throughHotServer(handler, req, opts.params ?? {}))) || (await handler(req, { params: Promise.resolve(opts.params ?? {}) }));
+  const res = (testDoor === 'hot' && (await throughHotServer(handler, req, opts.params ?? {}))) || (await handler(req, { params: Promise.resolve(opts.params ?? {}) }));
   const text = await res.text();
   let json: any;
   try {

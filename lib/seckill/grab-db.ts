@@ -1,5 +1,5 @@
 /**
- * The original 黑马点评's synchronous flash sale, kept only as the benchmark baseline (SECKILL_STRATEGY=db):
+ * The original 黑马点评's synchronous flash sale, kept only as the benchmark baseline (e2e/bench/hooks/grab-in-db.mjs):
  * one MySQL transaction per grab — window check, one-per-user check, `stock > 0` decrement,
  * insert. Correct (the unique key backs the per-user check) but every grab queues on the
  * voucher's stock row.
