@@ -19,7 +19,7 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   /** The web server's port. */
   PORT: z.coerce.number().int().positive().default(3000),
-  /** Address the servers listen on; anything but loopback is refused while demo credentials remain (lib/http/listen-guard.ts). */
+  /** Address the servers listen on; anything but loopback is refused while demo credentials remain (lib/seed/listen-guard.ts). */
   HOST: z.string().min(1).default('127.0.0.1'),
   /**
    * Web server processes (node:cluster workers); 0 = one per core. Default 1, measured on the

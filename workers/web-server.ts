@@ -23,7 +23,7 @@ if (cluster.isPrimary) {
 
 /** A demo install (published passwords, the dev SMS provider) never listens beyond loopback. */
 async function refuseUnsafeListen(): Promise<void> {
-  const [{ db, closeDb }, { unsafeListenReason }] = await Promise.all([import('@/lib/db/client'), import('@/lib/http/listen-guard')]);
+  const [{ db, closeDb }, { unsafeListenReason }] = await Promise.all([import('@/lib/db/client'), import('@/lib/seed/listen-guard')]);
   const refusal = await unsafeListenReason(db, env.HOST, env.SMS_PROVIDER === 'dev' && env.ALLOW_DEV_SMS_IN_PRODUCTION);
   await closeDb();
   if (refusal) {

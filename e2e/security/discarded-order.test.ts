@@ -18,7 +18,7 @@ import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { GET as listRoute } from '@/app/api/admin/dead-letters/route';
 import { POST as discardRoute } from '@/app/api/admin/dead-letters/[id]/discard/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { publishOrder } from '@/lib/order/publish';
+import { publishOrder } from '@/lib/seckill/publish';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { createTestUsers, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';

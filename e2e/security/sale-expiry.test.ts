@@ -12,7 +12,7 @@ import { keys } from '@/lib/redis/keys';
 import { env } from '@/lib/env';
 import { callRoute } from '@/e2e/support/helpers';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
-import { sweepOutbox } from '@/lib/order/sweeper';
+import { sweepOutbox } from '@/lib/seckill/sweeper';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { memoryWarning, redisMemory, saleMemoryBytes } from '@/lib/admin/redis-memory';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';

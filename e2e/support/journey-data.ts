@@ -14,7 +14,7 @@ import { preheatVoucher } from '../../lib/seckill/preheat';
 import { insertSeckillVoucher } from '../../lib/seckill/seckill.repository';
 import { acceptWithoutPublishing, createTestUsers, waitFor, type TestUser } from './fixtures/seckill';
 import { releaseOrder } from '../../lib/seckill/outbox';
-import { publishOrder } from '../../lib/order/publish';
+import { publishOrder } from '../../lib/seckill/publish';
 import { closeMq } from '../../lib/mq/connection';
 import { invalidateShopVouchers } from '../../lib/shop/shop.cache';
 import { findOrderView, type OrderView } from '../../lib/order/order.repository';

@@ -14,7 +14,7 @@ import type { SessionUser } from '@/lib/auth/session';
 import { createBlog, deleteBlog } from '@/lib/blog/blog.service';
 import { follow, unfollow } from '@/lib/follow/follow.service';
 import { startFeedConsumer, type FeedConsumer } from '@/lib/feed/consumer';
-import { publishFeed } from '@/lib/feed/publish';
+import { publishFeed } from '@/lib/blog/feed-publish';
 import { readFeed } from '@/lib/feed/feed.service';
 import type { FanoutResult } from '@/lib/feed/fanout';
 import { cleanupSocialFixtures, makeShop, makeUsers, storedImageName, uploadedImageName } from '@/e2e/support/fixtures/blog';

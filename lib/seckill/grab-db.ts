@@ -8,7 +8,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
 import { nextOrderId } from '@/lib/id';
-import { hasOrderFor, insertOrder } from '@/lib/order/order.repository';
+import { hasOrderFor, insertOrder } from '@/lib/seckill/grab-db.repository';
 import { findSeckillVoucher, takeStock } from '@/lib/seckill/seckill.repository';
 import type { GrabInput, GrabResult } from '@/lib/seckill/grab';
 

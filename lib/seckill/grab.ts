@@ -18,9 +18,9 @@ import { env } from '@/lib/env';
 import { AppError, notFound } from '@/lib/errors';
 import { OrderIdPool } from '@/lib/id/pool';
 import { log } from '@/lib/log';
-import { voidUnconfirmedOrder } from '@/lib/order/failure.repository';
-import type { OrderMessage } from '@/lib/order/message';
-import { publishSoon, PublishUnconfirmedError } from '@/lib/order/publish-batch';
+import { voidUnconfirmedOrder } from '@/lib/seckill/failure.repository';
+import type { OrderMessage } from '@/lib/seckill/message';
+import { publishSoon, PublishUnconfirmedError } from '@/lib/seckill/publish-batch';
 import { consume, limitMessages } from '@/lib/rate-limit';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
@@ -120,7 +120,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   const at = Number(third);
   if (!Number.isSafeInteger(at) || at <= 0) throw new Error(`grab script returned no acceptance time: ${String(third)}`);
   const msg: OrderMessage = { v: 1, orderId, userId: input.userId, voucherId: input.voucherId, at };
-  // Published with the rest of this turn's orders (lib/order/publish-batch.ts); 200 only once confirmed.
+  // Published with the rest of this turn's orders (lib/seckill/publish-batch.ts); 200 only once confirmed.
   try {
     await publishSoon(msg);
   } catch (err) {

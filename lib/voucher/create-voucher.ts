@@ -7,7 +7,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import type { DB, Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { recordAudit } from '@/lib/audit/audit';
-import { requireShopAccess, type Actor } from '@/lib/admin/access';
+import { requireShopAccess, type Actor } from '@/lib/access/access';
 import { findVoucherRow, insertSeckillVoucher, insertVoucher } from '@/lib/voucher/voucher.repository';
 import type { CreateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { auditSnapshot, toVoucherView } from '@/lib/voucher/voucher.view';

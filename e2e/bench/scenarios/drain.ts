@@ -9,7 +9,7 @@ import { env } from '@/lib/env';
 import { nextOrderId } from '@/lib/id';
 import { connectMq } from '@/lib/mq/connection';
 import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
-import { encodeOrderMessage, parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { encodeOrderMessage, parseOrderMessage, type OrderMessage } from '@/lib/seckill/message';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { runGrabScript } from '@/lib/seckill/grab';

@@ -51,7 +51,7 @@ describe('live stock', () => {
 
     // No worker is consuming yet: the accepted orders wait in the outbox and the queue.
     for (let i = 0; i < 3; i++) expect((await grab(users[i]!, id, i)).status).toBe(200);
-    // A grab answers once its order is in the outbox; the publish follows (lib/order/publish-batch.ts).
+    // A grab answers once its order is in the outbox; the publish follows (lib/seckill/publish-batch.ts).
     const busy = await waitFor('three orders on the queue', async () => {
       const s = await live(id);
       return s.numbers.queueDepth >= 3 ? s : null;

@@ -1,5 +1,5 @@
 /**
- * The v2 order message (lib/order/message.ts): the orders of one event-loop turn in one persistent
+ * The v2 order message (lib/seckill/message.ts): the orders of one event-loop turn in one persistent
  * message. Real RabbitMQ, MySQL, Redis and worker: a batch is split into its orders, each settled
  * on its own (persisted, or dead-lettered alone when it is the one that fails), and the broker's
  * message is acked once, not requeued. A burst of grabs through the route really travels as v2.
@@ -14,8 +14,8 @@ import { closeMq, getPublishChannel } from '@/lib/mq/connection';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { encodeOrderBatch, encodeOrderMessage, MAX_BATCH_ORDERS, parseOrderMessage, splitOrderBatch, type OrderMessage } from '@/lib/order/message';
-import { publishOrderBatchOn } from '@/lib/order/publish';
+import { encodeOrderBatch, encodeOrderMessage, MAX_BATCH_ORDERS, parseOrderMessage, splitOrderBatch, type OrderMessage } from '@/lib/seckill/message';
+import { publishOrderBatchOn } from '@/lib/seckill/publish';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';

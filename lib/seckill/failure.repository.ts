@@ -11,7 +11,7 @@
  */
 import { sql } from 'kysely';
 import type { DB, Executor } from '@/lib/db/client';
-import type { OrderMessage } from '@/lib/order/message';
+import type { OrderMessage } from '@/lib/seckill/message';
 
 export type OrderFailureReason = 'ALREADY_BOUGHT' | 'UNCONFIRMED';
 

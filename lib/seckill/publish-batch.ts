@@ -5,7 +5,7 @@
  * a restart without fsync), and an outbox entry it forgot is an order nobody would ever write.
  *
  * Batched: the orders accepted in one event-loop turn go out right after the turn as ONE v2
- * message (up to MAX_BATCH_ORDERS orders each; lib/order/message.ts) with one confirm, and
+ * message (up to MAX_BATCH_ORDERS orders each; lib/seckill/message.ts) with one confirm, and
  * `publishSoon` settles when that message's confirm arrives — no per-order round trip beyond the
  * confirm wait, and the broker stores, replicates and confirms one message per turn instead of
  * one per order (docs/hot-server.md#publishing-in-batches: the broker's CPU per order was the grab's largest cost).
@@ -18,8 +18,8 @@
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 import { getPublishChannel } from '@/lib/mq/connection';
-import { MAX_BATCH_ORDERS, type OrderMessage } from '@/lib/order/message';
-import { publishOrderBatchOn } from '@/lib/order/publish';
+import { MAX_BATCH_ORDERS, type OrderMessage } from '@/lib/seckill/message';
+import { publishOrderBatchOn } from '@/lib/seckill/publish';
 
 export const MAX_UNCONFIRMED = 20_000;
 

@@ -7,7 +7,7 @@
 import type { Executor } from '@/lib/db/client';
 import type { Role } from '@/lib/db/schema';
 import { AppError, notFound } from '@/lib/errors';
-import { findShopRef, listShopRefs, type ShopRef } from '@/lib/admin/access.repository';
+import { findShopRef, listShopRefs, type ShopRef } from '@/lib/access/access.repository';
 
 export interface Actor {
   id: string;

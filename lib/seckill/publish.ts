@@ -7,7 +7,7 @@ import type { ConfirmChannel } from 'amqplib';
 import { getPublishChannel } from '@/lib/mq/connection';
 import { publishConfirmed } from '@/lib/mq/confirm';
 import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
-import { encodeOrderBatch, encodeOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { encodeOrderBatch, encodeOrderMessage, type OrderMessage } from '@/lib/seckill/message';
 
 export const PUBLISH_TIMEOUT_MS = 3000;
 
@@ -28,7 +28,7 @@ export function publishOrderOn(ch: ConfirmChannel, msg: OrderMessage, timeoutMs 
   );
 }
 
-/** Several orders as one v2 message (lib/order/message.ts): one persistent publish, one confirm. */
+/** Several orders as one v2 message (lib/seckill/message.ts): one persistent publish, one confirm. */
 export function publishOrderBatchOn(ch: ConfirmChannel, msgs: OrderMessage[], timeoutMs = PUBLISH_TIMEOUT_MS): Promise<void> {
   if (msgs.length === 1) return publishOrderOn(ch, msgs[0]!, timeoutMs);
   return publishConfirmed(

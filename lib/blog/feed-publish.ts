@@ -6,7 +6,7 @@ import type { ConfirmChannel } from 'amqplib';
 import { getPublishChannel } from '@/lib/mq/connection';
 import { publishConfirmed } from '@/lib/mq/confirm';
 import { assertFeedTopology, FEED_ROUTING_KEY, feedNames } from '@/lib/mq/topology';
-import { encodeFeedMessage, type FeedMessage } from '@/lib/feed/message';
+import { encodeFeedMessage, type FeedMessage } from '@/lib/blog/feed-message';
 
 const PUBLISH_TIMEOUT_MS = 3000;
 /** The shared publisher channel declares the order topology; ours is declared once per channel. */

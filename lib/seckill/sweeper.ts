@@ -13,13 +13,12 @@ import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { log } from '@/lib/log';
-import type { OrderMessage } from '@/lib/order/message';
-import { deadLetterStatuses, existingOrderIds } from '@/lib/order/order.repository';
-import { failedOrderIds } from '@/lib/order/failure.repository';
-import type { WorkerMetrics } from '@/lib/order/metrics';
+import type { OrderMessage } from '@/lib/seckill/message';
+import { deadLetterStatuses, existingOrderIds } from '@/lib/seckill/outbox.repository';
+import { failedOrderIds } from '@/lib/seckill/failure.repository';
 import { keys } from '@/lib/redis/keys';
 import { expireEndedSale } from '@/lib/seckill/sale-expiry';
-import { parsePendingEntry, redisNowMs, releaseOrder, touchPendingEntry, type PendingEntry } from '@/lib/seckill/outbox';
+import { parsePendingEntry, pendingCount, redisNowMs, releaseOrder, removePendingEntries, scanPendingEntries, touchPendingEntry, type PendingEntry } from '@/lib/seckill/outbox';
 
 export interface SweepDeps {
   db: DB;
@@ -28,7 +27,8 @@ export interface SweepDeps {
   staleMs: number;
   /** How long a voucher stays claimed by this sweep (about one sweep interval). */
   claimMs: number;
-  metrics?: WorkerMetrics;
+  /** The worker's counters (lib/order/metrics.ts), when a worker runs the sweep. */
+  metrics?: { released: { inc(n?: number): void }; republished: { inc(n?: number): void } };
 }
 
 export interface SweepStats {
@@ -63,12 +63,11 @@ export function isDue(e: PendingEntry, nowMs: number, staleMs: number): boolean 
 
 async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Promise<void> {
   const { db, redis } = deps;
-  const pendingKey = keys.seckillPending(vid);
   const now = await redisNowMs(redis);
   const due: PendingEntry[] = [];
   let cursor = '0';
   do {
-    const [next, flat] = await redis.hscan(pendingKey, cursor, 'COUNT', 1000);
+    const [next, flat] = await scanPendingEntries(redis, vid, cursor, 1000);
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const entry = parsePendingEntry(flat[i + 1]!);
       if (!entry) log.error({ voucherId: vid, orderId: flat[i] }, 'outbox entry is not an order message; left in place');
@@ -83,7 +82,7 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
   // Written, or folded into the buyer's other order (whose unit it is): done either way.
   const [written, failed] = await Promise.all([existingOrderIds(db, ids), failedOrderIds(db, ids)]);
   const inDb = new Set([...written, ...[...failed].filter(([, why]) => why === 'ALREADY_BOUGHT').map(([id]) => id)]);
-  if (inDb.size > 0) stats.removed += await redis.hdel(pendingKey, ...inDb);
+  if (inDb.size > 0) stats.removed += await removePendingEntries(redis, vid, inDb);
   const rest = due.filter((e) => !inDb.has(e.orderId));
   const dead = await deadLetterStatuses(db, rest.map((e) => e.orderId));
 
@@ -110,7 +109,7 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
 }
 
 async function retireIfDone(redis: RedisClient, vid: string, now: number): Promise<void> {
-  const [end, pending] = await Promise.all([redis.hget(keys.seckillMeta(vid), 'end'), redis.hlen(keys.seckillPending(vid))]);
+  const [end, pending] = await Promise.all([redis.hget(keys.seckillMeta(vid), 'end'), pendingCount(redis, vid)]);
   // No grab can be accepted after the end, so an empty outbox then stays empty.
   if (pending === 0 && (end === null || Number(end) + RETIRE_AFTER_END_MS < now)) {
     await expireEndedSale(redis, vid);

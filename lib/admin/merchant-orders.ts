@@ -1,11 +1,11 @@
 /**
- * The console's side of the lifecycle, scoped like every console service (lib/admin/access.ts):
+ * The console's side of the lifecycle, scoped like every console service (lib/access/access.ts):
  * redeem a code (核销) at one of the merchant's own shops, approve a refund, list a voucher's orders.
  */
 import { z } from 'zod';
 import type { DB } from '@/lib/db/client';
 import type { RedisClient } from '@/lib/redis/types';
-import { assertOwns, type Actor } from '@/lib/admin/access';
+import { assertOwns, type Actor } from '@/lib/access/access';
 import { AppError, notFound } from '@/lib/errors';
 import { approveRefund, orderStateError, stateWords } from '@/lib/order/lifecycle';
 import {
