@@ -53,7 +53,7 @@ export async function ensureDatabase(url = env.DATABASE_URL): Promise<void> {
   }
 }
 
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest<T>(db: Kysely<T>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new SqlFileMigrationProvider() });
   const { error, results } = await migrator.migrateToLatest();
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

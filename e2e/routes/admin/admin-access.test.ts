@@ -43,7 +43,7 @@ async function deadLetterFor(voucherId: string, userId: string): Promise<string>
   return insertDeadLetter(db, { orderId, voucherId, userId, payload, reason: 'test: retries exhausted', attempts: 5 });
 }
 
-type Call = { name: string; handler: any; method: string; params?: () => Record<string, string>; query?: () => Record<string, string>; body?: () => unknown };
+type Call = { name: string; handler: Parameters<typeof callRoute>[0]; method: string; params?: () => Record<string, string>; query?: () => Record<string, string>; body?: () => unknown };
 
 /** Every route that acts on merchant A's voucher, shop or dead letter. */
 const onA: Call[] = [
@@ -103,21 +103,21 @@ describe('admin routes: who may call', () => {
 
   it("lists are scoped: merchant B sees none of A's vouchers, dead letters or audit rows; admin sees them", async () => {
     const b = await callRoute(vouchers.GET, { token: f.merchantB.token });
-    expect(b.json.data.items.map((v: any) => v.id)).not.toContain(voucherA);
+    expect(b.json.data.items.map((v: { id: string }) => v.id)).not.toContain(voucherA);
     const a = await callRoute(vouchers.GET, { token: f.merchantA.token, query: { shopId: f.shopA } });
-    expect(a.json.data.items.map((v: any) => v.id)).toContain(voucherA);
+    expect(a.json.data.items.map((v: { id: string }) => v.id)).toContain(voucherA);
     const adm = await callRoute(vouchers.GET, { token: f.admin.token, query: { shopId: f.shopA } });
-    expect(adm.json.data.items.map((v: any) => v.id)).toContain(voucherA);
+    expect(adm.json.data.items.map((v: { id: string }) => v.id)).toContain(voucherA);
 
     const dlB = await callRoute(deadLetters.GET, { token: f.merchantB.token, query: { status: 'all' } });
-    expect(dlB.json.data.items.map((d: any) => d.id)).not.toContain(deadA);
+    expect(dlB.json.data.items.map((d: { id: string }) => d.id)).not.toContain(deadA);
     const dlA = await callRoute(deadLetters.GET, { token: f.merchantA.token, query: { voucherId: voucherA } });
-    expect(dlA.json.data.items.map((d: any) => d.id)).toContain(deadA);
+    expect(dlA.json.data.items.map((d: { id: string }) => d.id)).toContain(deadA);
 
     const auB = await callRoute(audit.GET, { token: f.merchantB.token, query: { targetType: 'voucher', targetId: voucherA } });
     expect(auB.json.data.items).toEqual([]);
     const auA = await callRoute(audit.GET, { token: f.merchantA.token, query: { targetType: 'voucher', targetId: voucherA } });
-    expect(auA.json.data.items.map((x: any) => x.action)).toContain('voucher.create');
+    expect(auA.json.data.items.map((x: { action: string }) => x.action)).toContain('voucher.create');
     const auAdmin = await callRoute(audit.GET, { token: f.admin.token, query: { targetType: 'voucher', targetId: voucherA } });
     expect(auAdmin.json.data.items.length).toBe(auA.json.data.items.length);
   });
@@ -126,7 +126,7 @@ describe('admin routes: who may call', () => {
     const r = await callRoute(replayAll.POST, { token: f.merchantB.token, method: 'POST' });
     expect(r.status).toBe(200);
     const still = await callRoute(deadLetters.GET, { token: f.merchantA.token, query: { voucherId: voucherA } });
-    expect(still.json.data.items.find((d: any) => d.id === deadA)?.status).toBe('dead');
+    expect(still.json.data.items.find((d: { id: string }) => d.id === deadA)?.status).toBe('dead');
     expect((await callRoute(voucher.GET, { token: f.admin.token, params: { id: '999999999999' } })).status).toBe(404);
     expect((await callRoute(voucher.GET, { token: f.admin.token, params: { id: 'abc' } })).status).toBe(400);
   });

@@ -51,7 +51,7 @@ describe('admin actions during a grab storm', () => {
     })();
 
     const results: { status: number }[] = [];
-    const admin: { status: number; json: any }[] = [];
+    const admin: Pick<Awaited<ReturnType<typeof callRoute>>, 'status' | 'json'>[] = [];
     const WAVES = 20;
     const perWave = users.length / WAVES;
     for (let w = 0; w < WAVES; w++) {
