@@ -72,6 +72,11 @@ export async function scanPendingEntries(redis: RedisClient, voucherId: string, 
   return redis.hscan(keys.seckillPending(voucherId), cursor, 'COUNT', count);
 }
 
+/** Every raw entry of a voucher's outbox (the console's sale chart reads their times). */
+export function pendingEntriesRaw(redis: RedisClient, voucherId: string): Promise<string[]> {
+  return redis.hvals(keys.seckillPending(voucherId));
+}
+
 /** How many accepted grabs of the voucher wait in its outbox. */
 export function pendingCount(redis: RedisClient, voucherId: string): Promise<number> {
   return redis.hlen(keys.seckillPending(voucherId));
