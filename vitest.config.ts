@@ -1,17 +1,44 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
-// Integration tests talk to the real MySQL / Redis / RabbitMQ, in a test database, Redis db index
-// and queue prefix of their own (set by scripts/test.sh, defaulted in lib/test/setup-env.ts).
+// Two projects (docs/testing.md#where-tests-live). `unit`: files named *.unit.test.ts, which need
+// no service at all and run in seconds (no global setup, no database). `integration`: every other
+// test, against the real MySQL / Redis / RabbitMQ, in a test database, Redis db index and queue
+// prefix of their own (set by scripts/test.sh, defaulted in e2e/support/setup-env.ts).
+// `npx vitest run` runs both; `--project unit` one of them.
+const alias = { '@': fileURLToPath(new URL('./', import.meta.url)) };
+const roots = ['lib', 'workers', 'app', 'scripts', 'e2e'];
+const unit = roots.map((r) => `${r}/**/*.unit.test.ts`);
+
 export default defineConfig({
-  resolve: { alias: { '@': fileURLToPath(new URL('./', import.meta.url)) } },
+  resolve: { alias },
   test: {
-    include: ['lib/**/*.test.ts', 'workers/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts', 'e2e/**/*.test.ts'],
-    setupFiles: ['lib/test/setup-env.ts'],
-    globalSetup: ['lib/test/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // One file at a time (a root-level option in vitest 3): the integration files share one
+    // database and Redis db, and this machine's cores are few.
     fileParallelism: false,
-    pool: 'forks',
+    projects: [
+      {
+        resolve: { alias },
+        test: {
+          name: 'unit',
+          include: unit,
+          setupFiles: ['e2e/support/setup-env.ts'],
+          testTimeout: 10_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'integration',
+          include: roots.map((r) => `${r}/**/*.test.ts`),
+          exclude: [...configDefaults.exclude, ...unit],
+          setupFiles: ['e2e/support/setup-env.ts'],
+          globalSetup: ['e2e/support/vitest-global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+        },
+      },
+    ],
   },
 });

@@ -3,7 +3,7 @@
  * the test Redis db (every browser login comes from 127.0.0.1, so runs within the hour would add
  * up against the per-IP SMS cap), and start a real order worker (stopped by the teardown).
  */
-import '../lib/test/setup-env';
+import './support/setup-env';
 import { execSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import Redis from 'ioredis';

@@ -203,7 +203,7 @@ test('a second grab Redis let through after forgetting the first is folded: the 
 test('a grab shed with 503 + Retry-After is retried by the box after a jittered pause, and the retry is accepted', async ({ page }) => {
   const v = await data.voucher({ stock: 5, label: '重试' });
   await loginBySms(page, undefined, '/');
-  // The hot server sheds above HOT_MAX_IN_FLIGHT (proven over HTTP in lib/hot/hot-server.test.ts);
+  // The hot server sheds above HOT_MAX_IN_FLIGHT (proven over HTTP in e2e/routes/hot/hot-server.test.ts);
   // here the browser sees that exact answer for the first two attempts, then the real server.
   const sent: number[] = [];
   await page.route(`**/api/seckill/${v.id}`, async (route) => {

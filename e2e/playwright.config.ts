@@ -3,7 +3,7 @@
  * order worker, MySQL, Redis and RabbitMQ — in the test database / Redis db / queue prefix.
  * Uses Playwright's own Chromium when installed, else Debian's /usr/bin/chromium.
  */
-import '../lib/test/setup-env';
+import './support/setup-env';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, defineConfig, devices } from '@playwright/test';

@@ -9,7 +9,7 @@ import { JourneyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
 import { createDb } from '../lib/db/client';
 import { createRedis } from '../lib/redis/client';
-import { gateSale } from '../lib/reservation/reservation';
+import { gateSale } from '../lib/seckill/reservation/reservation';
 import { preheatVoucher } from '../lib/seckill/preheat';
 import { invalidateShopVouchers } from '../lib/shop/shop.cache';
 

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from '@playwright/test';
-import { startThrowawayRedis, type ThrowawayRedis } from '../lib/cache/throwaway-redis';
+import { startRedisServer, type RedisServer } from './support/redis-server';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -30,13 +30,13 @@ async function waitFor(url: string, timeoutMs: number): Promise<void> {
   throw new Error(`${url} did not answer in ${timeoutMs} ms`);
 }
 
-let redisServer: ThrowawayRedis;
+let redisServer: RedisServer;
 let web: ChildProcess;
 let base = '';
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);
-  redisServer = await startThrowawayRedis();
+  redisServer = await startRedisServer();
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], {

@@ -19,7 +19,7 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   /** The web server's port. */
   PORT: z.coerce.number().int().positive().default(3000),
-  /** Address the servers listen on; anything but loopback is refused while demo credentials remain (lib/http/listen-guard.ts). */
+  /** Address the servers listen on; anything but loopback is refused while demo credentials remain (lib/seed/listen-guard.ts). */
   HOST: z.string().min(1).default('127.0.0.1'),
   /**
    * Web server processes (node:cluster workers); 0 = one per core. Default 1, measured on the
@@ -65,8 +65,6 @@ const schema = z.object({
   WEB_METRICS_PORT: int(0),
   /** The Redis commands of one event-loop turn leave in one socket write (lib/redis/write-per-turn.ts, not ioredis' own auto-pipelining); the web server turns it on for its own processes (not the worker). */
   REDIS_AUTO_PIPELINING: bool.default(false),
-  /** Tests only: `hot` sends lib/test callRoute requests for hot routes over HTTP through the hot server. */
-  TEST_DOOR: z.enum(['handler', 'hot']).default('handler'),
   /** Public URL, e.g. https://hmdp.example.com, when behind a proxy. */
   APP_URL: z.string().url().optional(),
   /** Which X-Forwarded-For entry is the client: empty = none (the socket), a hop count, or CIDRs (lib/http/client-ip.ts). */
@@ -121,7 +119,7 @@ const schema = z.object({
   /**
    * How long a process trusts a session it read (token → user) without asking Redis; revocations
    * reach it by pub/sub sooner. 0 = off. Default 1 s (measured: a sold-out storm costs 32 instead
-   * of 38 µs of web CPU per request, docs/hot-server.md#session-cache). The test suites set 0 (lib/test/setup-env.ts): their
+   * of 38 µs of web CPU per request, docs/hot-server.md#session-cache). The test suites set 0 (e2e/support/setup-env.ts): their
    * tests delete or expire sessions behind the product's back and expect the next request to see
    * it; lib/auth/session-cache.test.ts turns it on and proves the bound. (Not keyed on NODE_ENV:
    * `next build` inlines NODE_ENV as production into the pages, which would then disagree.)
@@ -170,12 +168,8 @@ const schema = z.object({
   CACHE_REDIS_TIMEOUT_MS: int(500),
   /** Redis down: at most this many DB loads at once in this process, the rest queue (then 503). */
   CACHE_DB_FALLBACK_CONCURRENCY: int(8),
-  /** Enables /api/bench/constant (always on outside production). */
-  BENCH_ROUTES: bool.default(false),
 
   // ── flash sale, worker and order lifecycle ──
-  /** `redis` is the product; `db` grabs in one synchronous MySQL transaction on the stock row, kept only for the benchmark comparison. */
-  SECKILL_STRATEGY: z.enum(['redis', 'db']).default('redis'),
   /** Unacked order messages per worker. */
   WORKER_PREFETCH: int(1000),
   /** Orders per MySQL transaction. */

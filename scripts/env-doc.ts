@@ -1,7 +1,7 @@
 /**
  * Writes docs/configuration.md from lib/env.ts: every knob of the env schema, its default (from
  * the schema itself) and its meaning (the knob's doc comment), grouped by the `// ── name ──`
- * comments. `npm run docs:env` writes the file; scripts/env-doc.test.ts fails when the file is
+ * comments. `npm run docs:env` writes the file; scripts/env-doc.unit.test.ts fails when the file is
  * stale or a knob has no doc comment, so the table cannot drift from the code.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -79,10 +79,10 @@ export async function renderEnvDoc(): Promise<string> {
     'stops the process with a message naming the variable. `.env.example` lists them all. Put overrides in',
     '`.env.local` (created by `npm run up` with a fresh `AUTH_SECRET`). A new knob goes into `lib/env.ts`',
     'with a `/** … */` comment saying what it does, into `.env.example`, and then `npm run docs:env`',
-    'rewrites this page (`scripts/env-doc.test.ts` fails until it does).',
+    'rewrites this page (`scripts/env-doc.unit.test.ts` fails until it does).',
     '',
     'Tests use their own database, Redis db and queue prefix (`DATABASE_URL`, `REDIS_URL`, `MQ_PREFIX`;',
-    'defaults in `lib/test/setup-env.ts`), see [testing.md](testing.md#running-one-test-file-on-private-data).',
+    'defaults in `e2e/support/setup-env.ts`), see [testing.md](testing.md#running-one-test-file-on-private-data).',
     '',
   ];
   let group: string | undefined;

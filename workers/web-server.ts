@@ -23,7 +23,7 @@ if (cluster.isPrimary) {
 
 /** A demo install (published passwords, the dev SMS provider) never listens beyond loopback. */
 async function refuseUnsafeListen(): Promise<void> {
-  const [{ db, closeDb }, { unsafeListenReason }] = await Promise.all([import('@/lib/db/client'), import('@/lib/http/listen-guard')]);
+  const [{ db, closeDb }, { unsafeListenReason }] = await Promise.all([import('@/lib/db/client'), import('@/lib/seed/listen-guard')]);
   const refusal = await unsafeListenReason(db, env.HOST, env.SMS_PROVIDER === 'dev' && env.ALLOW_DEV_SMS_IN_PRODUCTION);
   await closeDb();
   if (refusal) {
@@ -77,7 +77,7 @@ async function runWorker(): Promise<void> {
     import('@/lib/mq/connection'),
   ]);
   if (env.WEB_METRICS_PORT) answerClusterMetrics();
-  const fallback = env.WEB_PART === 'hot' ? (await import('@/lib/hot/hot-only')).hotOnlyFallback : await nextHandler();
+  const fallback = env.WEB_PART === 'hot' ? (await import('@/workers/hot-only')).hotOnlyFallback : await nextHandler();
   const admission = new AdmissionLimit({ max: env.HOT_MAX_IN_FLIGHT, adaptive: env.HOT_ADMISSION === 'adaptive', min: env.HOT_MIN_IN_FLIGHT });
   setProcessAdmission(admission); // read by /metrics and the console
   const server = createHotServer({ routes: hotRoutes, fallback, admission, observe: observeHotRoute });

@@ -61,6 +61,15 @@ export class Harness {
     if (code !== 0) throw new Error(`next build failed:\n${p.tail.join('\n')}`);
   }
 
+  /**
+   * Environment that preloads bench-only hooks (e2e/bench/hooks/<name>.mjs) into a server and every
+   * process it forks: how the bench turns on what the product has no setting for.
+   */
+  hooks(...names: string[]): Record<string, string> {
+    const imports = names.map((n) => `--import ${path.join(ROOT, 'e2e/bench/hooks', `${n}.mjs`)}`);
+    return { NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...imports].join(' ').trim() };
+  }
+
   /** The product's web server (workers/web-server.ts) on a free port; resolves once /api/health answers. `nodeArgs` reach every web process (cluster workers inherit them). */
   async startWeb(extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ url: string; proc: Proc }> {
     const port = await freePort();

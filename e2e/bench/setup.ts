@@ -5,8 +5,8 @@ import { connectMq } from '@/lib/mq/connection';
 import { sql } from 'kysely';
 import { env } from '@/lib/env';
 import { assertTimeoutTopology, assertTopology, names } from '@/lib/mq/topology';
-import { existingOrderIds } from '@/lib/order/order.repository';
-import { failedOrderIds } from '@/lib/order/failure.repository';
+import { existingOrderIds } from '@/lib/seckill/outbox.repository';
+import { failedOrderIds } from '@/lib/seckill/failure.repository';
 
 export async function prepareBenchDb(): Promise<void> {
   await ensureDatabase();

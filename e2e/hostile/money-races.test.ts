@@ -15,19 +15,19 @@ vi.hoisted(() => {
 
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
-import { callRoute } from '@/lib/test/helpers';
-import { createConsoleFixture, type ConsoleFixture } from '@/lib/admin/testing';
-import { createTestUsers, type TestUser } from '@/lib/seckill/testing';
+import { callRoute } from '@/e2e/support/helpers';
+import { createConsoleFixture, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
+import { createTestUsers, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { POST as payRoute } from '@/app/api/orders/[id]/pay/route';
 import { POST as buyRoute } from '@/app/api/vouchers/[id]/buy/route';
 import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
 import { POST as refundRoute } from '@/app/api/orders/[id]/refund/route';
 import { POST as approveRoute } from '@/app/api/admin/orders/[id]/refund/route';
 import { POST as notifyRoute } from '@/app/api/payments/notify/route';
-import { insertNormalVoucher, orderRow } from '@/lib/order/lifecycle-testing.repository';
+import { insertNormalVoucher, orderRow } from '@/e2e/support/fixtures/order-lifecycle.repository';
 import { setPaymentProviderForTests } from '@/lib/payment/provider';
-import { countingProvider, type CountingProvider } from '@/lib/payment/testing';
-import { attemptRowsOf, paymentRowsOf } from '@/lib/payment/testing.repository';
+import { countingProvider, type CountingProvider } from '@/e2e/support/fixtures/payment';
+import { attemptRowsOf, paymentRowsOf } from '@/e2e/support/fixtures/payment.repository';
 import { signNotify } from '@/lib/payment/signature';
 
 const N = 8;

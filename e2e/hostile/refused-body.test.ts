@@ -22,7 +22,7 @@ import { createHotServer } from '@/lib/hot/server';
 import { writeReply } from '@/lib/hot/node-adapter';
 import { closeMq } from '@/lib/mq/connection';
 import { closeRedis, redis } from '@/lib/redis/client';
-import { createTestUsers, createTestVoucher, waitOutShortLivedKeys } from '@/lib/seckill/testing';
+import { createTestUsers, createTestVoucher, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 import { z } from 'zod';
 
 const servers: http.Server[] = [];

@@ -30,7 +30,7 @@ import { createHotServer, type HotServerOptions } from '@/lib/hot/server';
 import { writeReply } from '@/lib/hot/node-adapter';
 import { closeMq } from '@/lib/mq/connection';
 import { closeRedis, redis } from '@/lib/redis/client';
-import { createTestUsers, createTestVoucher, waitOutShortLivedKeys } from '@/lib/seckill/testing';
+import { createTestUsers, createTestVoucher, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 
 const servers: http.Server[] = [];
 const sockets: net.Socket[] = [];

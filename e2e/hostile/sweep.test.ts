@@ -13,12 +13,13 @@ import { closeDb, db } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { env } from '@/lib/env';
+import { testDoor } from '@/e2e/support/knobs';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
 import { createSession } from '@/lib/auth/session';
-import { randomPhone } from '@/lib/test/helpers';
-import { fakeImages, pngBomb } from '@/lib/upload/testing';
+import { randomPhone } from '@/e2e/support/helpers';
+import { fakeImages, pngBomb } from '@/e2e/support/fixtures/upload';
 import { POST as uploadImage } from '@/app/api/uploads/route';
-import { throughHotServer } from '@/lib/hot/test-door';
+import { throughHotServer } from '@/e2e/support/hot-door';
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 interface RouteFile { url: string; params: string[]; methods: Record<string, Handler> }
@@ -160,7 +161,7 @@ describe('hostile input sweep over every route handler', async () => {
           const url = 'http://localhost:3000' + r.url.replace(/\[(\w+)\]/g, (_, p: string) => encodeURIComponent(c.params?.[p] ?? NO_SUCH_ID));
           const req = new Request(url, { method, headers: await headersFor(c), body: c.body });
           // TEST_DOOR=hot: the hot routes are swept over HTTP through the hot server instead.
-          const res = (env.TEST_DOOR === 'hot' && (await throughHotServer(handler, req, c.params ?? {}))) || (await handler(req, { params: Promise.resolve(c.params ?? {}) }));
+          const res = (testDoor === 'hot' && (await throughHotServer(handler, req, c.params ?? {}))) || (await handler(req, { params: Promise.resolve(c.params ?? {}) }));
           const isStream = res.headers.get('content-type')?.includes('text/event-stream');
           const text = isStream ? '' : await res.text();
           if (isStream) await res.body?.cancel();

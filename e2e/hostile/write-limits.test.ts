@@ -17,14 +17,15 @@ import { closeDb, db } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { env } from '@/lib/env';
+import { testDoor } from '@/e2e/support/knobs';
 import type { Role } from '@/lib/db/schema';
 import { createSession } from '@/lib/auth/session';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { limitPoints, type LimitName } from '@/lib/rate-limit';
-import { randomPhone } from '@/lib/test/helpers';
-import { throughHotServer } from '@/lib/hot/test-door';
-import { createConsoleFixture, type ConsoleFixture } from '@/lib/admin/testing';
-import { insertNote, storedImageName } from '@/lib/blog/testing';
+import { randomPhone } from '@/e2e/support/helpers';
+import { throughHotServer } from '@/e2e/support/hot-door';
+import { createConsoleFixture, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
+import { insertNote, storedImageName } from '@/e2e/support/fixtures/blog';
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 
@@ -173,7 +174,7 @@ async function send(key: string, handler: Handler, me: Actor, ip: string, r: Awa
   if (r.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
   if (me.token) headers.set('authorization', `Bearer ${me.token}`);
   const req = new Request(href, { method, headers, body: r.body });
-  return (env.TEST_DOOR === 'hot' && (await throughHotServer(handler, req, params))) || (await handler(req, { params: Promise.resolve(params) }));
+  return (testDoor === 'hot' && (await throughHotServer(handler, req, params))) || (await handler(req, { params: Promise.resolve(params) }));
 }
 
 describe('every write is rate limited', () => {

@@ -10,7 +10,7 @@ import { closeRedis, redis } from '@/lib/redis/client';
 import { env } from '@/lib/env';
 import { clientIp, parseTrustedProxies, PEER_HEADER, UNKNOWN_CLIENT } from '@/lib/http/client-ip';
 import { resetLimit } from '@/lib/rate-limit';
-import { callRoute, randomPhone } from '@/lib/test/helpers';
+import { callRoute, randomPhone } from '@/e2e/support/helpers';
 import { POST as sendCode } from '@/app/api/user/code/route';
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeDb, db } from '@/lib/db/client';
 import { hashPassword } from '@/lib/auth/password';
-import { demoAccountsWithDemoPassword, devPaymentOn, isLoopbackHost, listenRefusal } from '@/lib/http/listen-guard';
+import { demoAccountsWithDemoPassword, devPaymentOn, isLoopbackHost, listenRefusal } from '@/lib/seed/listen-guard';
 import { demoAccounts } from '@/lib/seed/demo-data';
 
 afterAll(async () => {

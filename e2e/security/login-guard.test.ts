@@ -11,7 +11,7 @@ import { env } from '@/lib/env';
 import { hashPassword } from '@/lib/auth/password';
 import { sendLoginCode } from '@/lib/auth/login';
 import { PEER_HEADER } from '@/lib/http/client-ip';
-import { callRoute, randomPhone } from '@/lib/test/helpers';
+import { callRoute, randomPhone } from '@/e2e/support/helpers';
 import { resetLimit } from '@/lib/rate-limit';
 import { POST as loginRoute } from '@/app/api/user/login/route';
 import { LOGIN_DEVICE_COOKIE, LOGIN_DEVICE_HEADER } from '@/lib/auth/login-device';

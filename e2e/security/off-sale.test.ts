@@ -12,16 +12,16 @@ import { redis, closeRedis, createRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { closeMq } from '@/lib/mq/connection';
 import { env } from '@/lib/env';
-import { callRoute } from '@/lib/test/helpers';
+import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
-import { TcpProxy } from '@/lib/seckill/tcp-proxy';
+import { TcpProxy } from '@/e2e/support/tcp-proxy';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { takeDownVoucher } from '@/lib/voucher/update-voucher';
 import { OFF_SALE_REASON } from '@/lib/order/off-sale';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
-import { createTestUsers, waitFor, type TestUser } from '@/lib/seckill/testing';
-import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/lib/admin/testing';
+import { createTestUsers, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 
 const PROXY_PORT = 3127; // inside this suite's own port range
 let f: ConsoleFixture;

@@ -12,7 +12,7 @@ import { closeDb } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { env } from '@/lib/env';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
-import { callRoute, loginNewUser, randomPhone } from '@/lib/test/helpers';
+import { callRoute, loginNewUser, randomPhone } from '@/e2e/support/helpers';
 import { keys } from '@/lib/redis/keys';
 import { POST as sendCodeRoute } from '@/app/api/user/code/route';
 import { POST as loginRoute } from '@/app/api/user/login/route';

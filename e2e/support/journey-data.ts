@@ -12,9 +12,9 @@ import { closeRedis, createRedis, type RedisClient } from '../../lib/redis/clien
 import { checkInvariants, type InvariantReport } from '../../lib/seckill/invariants';
 import { preheatVoucher } from '../../lib/seckill/preheat';
 import { insertSeckillVoucher } from '../../lib/seckill/seckill.repository';
-import { acceptWithoutPublishing, createTestUsers, waitFor, type TestUser } from '../../lib/seckill/testing';
+import { acceptWithoutPublishing, createTestUsers, waitFor, type TestUser } from './fixtures/seckill';
 import { releaseOrder } from '../../lib/seckill/outbox';
-import { publishOrder } from '../../lib/order/publish';
+import { publishOrder } from '../../lib/seckill/publish';
 import { closeMq } from '../../lib/mq/connection';
 import { invalidateShopVouchers } from '../../lib/shop/shop.cache';
 import { findOrderView, type OrderView } from '../../lib/order/order.repository';
@@ -66,7 +66,7 @@ export class JourneyData {
 
   /**
    * An order the buyer already holds for the voucher that Redis has forgotten, as a failover to a
-   * lagging replica leaves it (the same steps as lib/order/folded.test.ts): the grab script accepted
+   * lagging replica leaves it (the same steps as e2e/routes/order/folded.test.ts): the grab script accepted
    * it and its message went to the broker, then the buyer mark, the unit and the outbox entry
    * vanished from Redis. Resolves with the order id once the worker has written it to MySQL; the
    * buyer's next grab is accepted and the worker folds it into this order.

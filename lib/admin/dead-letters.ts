@@ -9,13 +9,13 @@ import type { DB, Executor } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { recordAudit } from '@/lib/audit/audit';
-import { assertOwns, ownerScope, type Actor } from '@/lib/admin/access';
+import { assertOwns, ownerScope, type Actor } from '@/lib/access/access';
 import {
   countDeadLetters, listDeadLetterRows, lockDeadLetterRow, setDeadLetterStatus,
   type DeadLetterRow, type DeadLetterStatus,
 } from '@/lib/admin/dead-letter.repository';
-import { orderMessageSchema, type OrderMessage } from '@/lib/order/message';
-import { publishOrder } from '@/lib/order/publish';
+import { orderMessageSchema, type OrderMessage } from '@/lib/seckill/message';
+import { publishOrder } from '@/lib/seckill/publish';
 import { orderIsPersisted } from '@/lib/order/tombstone.repository';
 
 export const listDeadLettersQuery = z

@@ -8,7 +8,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { AppError } from '@/lib/errors';
-import type { Actor } from '@/lib/admin/access';
+import type { Actor } from '@/lib/access/access';
 import { countDeadLetters } from '@/lib/admin/dead-letter.repository';
 import { checkInvariants, type Consistency } from '@/lib/admin/invariants';
 import { queueDepth } from '@/lib/admin/queue-depth';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { DB } from '@/lib/db/client';
-import { assertAdmin, type Actor } from '@/lib/admin/access';
+import { assertAdmin, type Actor } from '@/lib/access/access';
 import { listOwedAttempts, owedSummary } from '@/lib/payment/payment.repository';
 
 export const owedPaymentsQuery = z.object({

@@ -6,8 +6,8 @@
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
-import { keys } from '@/lib/redis/keys';
 import { orderBuckets, orderTimeRange } from '@/lib/admin/stats.repository';
+import { pendingEntriesRaw } from '@/lib/seckill/outbox';
 
 export const MAX_POINTS = 120;
 const BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400];
@@ -27,7 +27,7 @@ export interface SaleSeries {
 }
 
 async function pendingTimes(redis: RedisClient, voucherId: string): Promise<number[]> {
-  const values = await redis.hvals(keys.seckillPending(voucherId));
+  const values = await pendingEntriesRaw(redis, voucherId);
   const out: number[] = [];
   for (const v of values) {
     try {

@@ -6,7 +6,7 @@
 import type { Executor } from '@/lib/db/client';
 import type { ShopView } from '@/lib/shop/shop.types';
 import { notFound } from '@/lib/errors';
-import { assertOwns, type Actor } from '@/lib/admin/access';
+import { assertOwns, type Actor } from '@/lib/access/access';
 import { findShopRow, listShopTypeRows } from '@/lib/admin/shop-view.repository';
 
 /** The editable part of what the shop pages show. */

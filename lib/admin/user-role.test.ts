@@ -7,7 +7,7 @@ import { closeDb, db } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { changeUserRole } from '@/lib/admin/user-role';
 import { AppError } from '@/lib/errors';
-import { randomPhone } from '@/lib/test/helpers';
+import { randomPhone } from '@/e2e/support/helpers';
 
 afterAll(async () => {
   await closeDb();

@@ -11,7 +11,7 @@ import type { DB } from '@/lib/db/client';
 import type { RedisClient } from '@/lib/redis/types';
 import { AppError, notFound } from '@/lib/errors';
 import { recordAudit } from '@/lib/audit/audit';
-import { assertAdmin, type Actor } from '@/lib/admin/access';
+import { assertAdmin, type Actor } from '@/lib/access/access';
 import { revokeUserSessions } from '@/lib/auth/session';
 import { countOtherAdmins, lockActorAndTarget, setUserRole } from '@/lib/admin/user-role.repository';
 import { findUserByPhone } from '@/lib/auth/user.repository';

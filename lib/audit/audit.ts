@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Executor } from '@/lib/db/client';
-import { ownerScope, type Actor } from '@/lib/admin/access';
+import { ownerScope, type Actor } from '@/lib/access/access';
 import { insertAuditRow, listAuditRows, type AuditQuery } from '@/lib/audit/audit.repository';
 
 export interface AuditEntry {

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-// The suites run with the cache off (lib/test/setup-env.ts); these tests turn it on, at its product default.
+// The suites run with the cache off (e2e/support/setup-env.ts); these tests turn it on, at its product default.
 const savedCacheMs = vi.hoisted(() => {
   const s = process.env.SESSION_CACHE_MS;
   process.env.SESSION_CACHE_MS = '1000';
@@ -22,7 +22,7 @@ import { env } from '@/lib/env';
 import { resolveCaller } from '@/lib/auth/resolve';
 import { revokeSession, revokeUserSessions } from '@/lib/auth/session';
 import { openSessionCache, SessionCache, type SessionCacheHandle } from '@/lib/auth/session-cache';
-import { createTestUsers, waitFor } from '@/lib/seckill/testing';
+import { createTestUsers, waitFor } from '@/e2e/support/fixtures/seckill';
 
 let other: RedisClient;
 let handle: SessionCacheHandle;

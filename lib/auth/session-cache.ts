@@ -22,6 +22,7 @@ import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { subscribeTrusted, type Subscription } from '@/lib/redis/subscriber';
 import { TrustedMemory } from '@/lib/redis/trusted-memory';
+import { onRedisClose } from '@/lib/redis/close-hooks';
 
 /** Token → user (lib/redis/trusted-memory.ts keeps it honest). */
 export class SessionCache extends TrustedMemory<SessionUser> {
@@ -70,6 +71,7 @@ export async function closeSessionCache(client: RedisClient): Promise<void> {
   handles.delete(client);
   await h.subscription.close();
 }
+onRedisClose(closeSessionCache);
 
 /** Forgets here at once, then tells every other process. Never throws: the revocation in Redis is done; caches expire within SESSION_CACHE_MS anyway. */
 export async function notifySessionsChanged(client: RedisClient, message: `t:${string}` | `u:${string}`): Promise<void> {

@@ -10,7 +10,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import type { SessionUser } from '@/lib/auth/session';
 import { claimUploads } from '@/lib/upload/upload.repository';
 import { removeNotePictures } from '@/lib/upload/lifecycle';
-import { publishFeed } from '@/lib/feed/publish';
+import { publishFeed } from '@/lib/blog/feed-publish';
 import {
   deleteBlogRows, findBlog, insertBlog, insertComment, listBlogsOfShop, listBlogsOfUser, listComments, listHotBlogs, lockBlog, shopExists, updateBlogText, type BlogRow,
 } from '@/lib/blog/blog.repository';

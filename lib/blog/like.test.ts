@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { firstLikers, likersInRedis, toggleLike } from '@/lib/blog/like';
 import { flushLikeCounts } from '@/lib/blog/like-flush';
 import { startSocialUpkeep } from '@/lib/blog/upkeep';
-import { insertNote, cleanupSocialFixtures, makeShop, makeUsers, storedImageName } from '@/lib/blog/testing';
+import { insertNote, cleanupSocialFixtures, makeShop, makeUsers, storedImageName } from '@/e2e/support/fixtures/blog';
 
 let users: string[] = [];
 let blogId = '';

@@ -12,7 +12,7 @@ import { closeLocks } from '@/lib/lock';
 import { log } from '@/lib/log';
 import { CacheClient, type CacheSpec } from '@/lib/cache/cache-client';
 import { Semaphore } from '@/lib/cache/semaphore';
-import { startThrowawayRedis } from '@/lib/cache/throwaway-redis';
+import { startRedisServer } from '@/e2e/support/redis-server';
 import { deleteKeys } from '@/lib/redis/keyspace';
 
 const created: string[] = [];
@@ -204,7 +204,7 @@ describe('cache client', () => {
 
 describe('Redis down (a real redis-server, killed)', () => {
   it('reads fall back to the loader, capped, with a loud log line', async () => {
-    const server = await startThrowawayRedis();
+    const server = await startRedisServer();
     const conn = createRedis(server.url);
     const fallback = new Semaphore(3, 500);
     const client = new CacheClient(conn, { fallback, redisTimeoutMs: 300 });

@@ -31,6 +31,11 @@ export interface CacheSpec<T> {
   /** Store with logical expiration (hot keys); asked only when the entry is (re)built. */
   logical?: boolean | (() => Promise<boolean>);
   logicalSeconds?: number;
+  /**
+   * The shape version of T (`shapeOf` in lib/cache/entry.ts): stored with each entry, and an
+   * entry of another shape is rebuilt rather than served.
+   */
+  shape?: string;
 }
 
 export interface CacheClientOptions {
@@ -153,7 +158,7 @@ export class CacheClient {
 
   private async read<T>(spec: CacheSpec<T>): Promise<T | null> {
     try {
-      const entry = decodeEntry<T>(await this.cmd(() => this.redis.get(spec.key)));
+      const entry = decodeEntry<T>(await this.cmd(() => this.redis.get(spec.key)), spec.shape);
       if (entry.kind === 'null') return null;
       if (entry.kind === 'value') {
         if (isStale(entry)) this.refreshInBackground(spec);
@@ -178,7 +183,7 @@ export class CacheClient {
         return this.fallback.run(() => this.load(spec));
       }
       await sleep(delay + Math.random() * delay);
-      const entry = decodeEntry<T>(await this.cmd(() => this.redis.get(spec.key)));
+      const entry = decodeEntry<T>(await this.cmd(() => this.redis.get(spec.key)), spec.shape);
       if (entry.kind === 'null') return null;
       if (entry.kind === 'value') return entry.value;
     }
@@ -194,7 +199,7 @@ export class CacheClient {
 
   /** Runs holding the key's lock: re-check, load, fenced store. */
   private async rebuild<T>(spec: CacheSpec<T>, signal: AbortSignal, fence: number, mode: RebuildMode): Promise<T | null> {
-    const current = decodeEntry<T>(await this.cmd(() => this.redis.get(spec.key)));
+    const current = decodeEntry<T>(await this.cmd(() => this.redis.get(spec.key)), spec.shape);
     // Another reader rebuilt between our look and the lock: nothing to load.
     if (mode === 'fill' && current.kind !== 'miss') return current.kind === 'value' ? current.value : null;
     if (mode === 'refresh' && current.kind === 'value' && !isStale(current)) return current.value;
@@ -211,10 +216,10 @@ export class CacheClient {
       const logical = typeof spec.logical === 'function' ? await spec.logical().catch(() => false) : spec.logical === true;
       if (logical) {
         const logicalMs = jitteredMs(spec.logicalSeconds ?? env.CACHE_LOGICAL_TTL_SECONDS, this.jitter);
-        payload = encodeEntry(value, Date.now() + logicalMs);
+        payload = encodeEntry(value, Date.now() + logicalMs, spec.shape);
         ttlMs = logicalMs + HOT_RETENTION_MS;
       } else {
-        payload = encodeEntry(value, 0);
+        payload = encodeEntry(value, 0, spec.shape);
         ttlMs = jitteredMs(spec.ttlSeconds, this.jitter);
       }
     }

@@ -58,7 +58,7 @@ export async function ensureDatabase(url = env.DATABASE_URL): Promise<void> {
  * hold 007 when 005 arrives: each migration touches its own tables and columns, and an unapplied
  * one is applied whatever its place (Kysely refuses by default, which stops the app and the tests).
  */
-export async function migrateToLatest(db: Kysely<any>, dir = MIGRATIONS_DIR): Promise<string[]> {
+export async function migrateToLatest<T>(db: Kysely<T>, dir = MIGRATIONS_DIR): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new SqlFileMigrationProvider(dir), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

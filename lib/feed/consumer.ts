@@ -19,8 +19,8 @@ import { redis as defaultRedis } from '@/lib/redis/client';
 import type { RedisClient } from '@/lib/redis/types';
 import { blogExists, listNotFannedOut, markFannedOut } from '@/lib/blog/blog.repository';
 import { keys } from '@/lib/redis/keys';
-import { publishFeedOn } from '@/lib/feed/publish';
-import { decodeFeedMessage } from '@/lib/feed/message';
+import { publishFeedOn } from '@/lib/blog/feed-publish';
+import { decodeFeedMessage } from '@/lib/blog/feed-message';
 import { fanOut, type FanoutResult } from '@/lib/feed/fanout';
 
 export interface FeedConsumerOptions {

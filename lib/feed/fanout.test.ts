@@ -14,10 +14,10 @@ import type { SessionUser } from '@/lib/auth/session';
 import { createBlog, deleteBlog } from '@/lib/blog/blog.service';
 import { follow, unfollow } from '@/lib/follow/follow.service';
 import { startFeedConsumer, type FeedConsumer } from '@/lib/feed/consumer';
-import { publishFeed } from '@/lib/feed/publish';
+import { publishFeed } from '@/lib/blog/feed-publish';
 import { readFeed } from '@/lib/feed/feed.service';
 import type { FanoutResult } from '@/lib/feed/fanout';
-import { cleanupSocialFixtures, makeShop, makeUsers, storedImageName, uploadedImageName } from '@/lib/blog/testing';
+import { cleanupSocialFixtures, makeShop, makeUsers, storedImageName, uploadedImageName } from '@/e2e/support/fixtures/blog';
 
 const FOLLOWERS = 50_000;
 /** Synthetic follower ids far above any real user id: tb_follow needs no tb_user row. */

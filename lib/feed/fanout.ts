@@ -11,7 +11,7 @@ import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import type { RedisClient } from '@/lib/redis/types';
 import { followerPage } from '@/lib/follow/follow.repository';
-import type { FeedMessage } from '@/lib/feed/message';
+import type { FeedMessage } from '@/lib/blog/feed-message';
 
 /** An inbox nobody opened for this long is dropped (a follower who comes back starts empty). */
 export const FEED_TTL_SECONDS = 30 * 24 * 3600;

@@ -9,7 +9,7 @@ import { keys } from '@/lib/redis/keys';
 import { fanOut } from '@/lib/feed/fanout';
 import { scrollInbox, type FeedCursor } from '@/lib/feed/feed.service';
 import { runScript } from '@/lib/redis/scripts';
-import { makeUsers } from '@/lib/blog/testing';
+import { makeUsers } from '@/e2e/support/fixtures/blog';
 
 afterAll(async () => {
   await closeDb();

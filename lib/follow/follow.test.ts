@@ -4,7 +4,7 @@ import { closeDb, db } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { commonFollows, follow, followedIds, unfollow, userProfile } from '@/lib/follow/follow.service';
-import { makeUsers } from '@/lib/blog/testing';
+import { makeUsers } from '@/e2e/support/fixtures/blog';
 
 let u: string[] = [];
 beforeAll(async () => {

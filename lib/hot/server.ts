@@ -38,6 +38,7 @@ export interface HotRoute {
   method: 'GET' | 'POST';
   /** The App Router path, e.g. `/api/seckill/[voucherId]`. */
   path: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each route file's handler has its own params type
   handler: RouteHandler<any>;
 }
 

@@ -6,7 +6,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LockTimeoutError, runLocked, tryRunLocked } from '@/lib/lock/core';
 import { multiNodeBackend, type MultiNodeBackend } from '@/lib/lock/multi';
-import { startRedisServer, type RedisServer } from '@/lib/lock/test-redis';
+import { LOCK_PORTS, startRedisServer, type RedisServer } from '@/e2e/support/redis-server';
 import { createRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 
@@ -20,7 +20,7 @@ const steal = () => outside(() => tryRunLocked(backend, LOCK, {}, async () => 's
 
 beforeAll(async () => {
   servers = [];
-  for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
+  for (let i = 0; i < 3; i++) servers.push(await startRedisServer({ ports: LOCK_PORTS }));
   backend = multiNodeBackend(servers.map((s) => s.url));
 });
 

@@ -8,7 +8,7 @@ import { closeLocks, tryWithLock, withLock } from '@/lib/lock';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { deleteKeys } from '@/lib/redis/keyspace';
-import { contender, killContenders } from '@/lib/lock/test-spawn';
+import { contender, killContenders } from '@/e2e/support/lock-spawn';
 
 const run = randomUUID().slice(0, 8);
 const created: string[] = [];

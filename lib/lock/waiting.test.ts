@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runLocked } from '@/lib/lock/core';
 import { singleNodeBackend, type SingleNodeBackend } from '@/lib/lock/single';
-import { startRedisServer, type RedisServer } from '@/lib/lock/test-redis';
+import { LOCK_PORTS, startRedisServer, type RedisServer } from '@/e2e/support/redis-server';
 import { createRedis, type Redis } from '@/lib/redis/client';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,7 +38,7 @@ async function countCommands<T>(work: () => Promise<T>): Promise<{ result: T; se
 }
 
 beforeAll(async () => {
-  server = await startRedisServer();
+  server = await startRedisServer({ ports: LOCK_PORTS });
   client = createRedis(server.url);
   backend = singleNodeBackend(client);
   await runLocked(backend, 'warm-up', {}, async () => undefined); // loads the scripts

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LockLostError } from '@/lib/lock';
 import { runLocked } from '@/lib/lock/core';
-import { TestZooKeeper } from '@/lib/lock/test-zookeeper';
+import { TestZooKeeper } from '@/e2e/support/zookeeper-server';
 import { zookeeperBackend } from '@/lib/lock/zookeeper';
 
 const server = new TestZooKeeper(2283);

@@ -1,6 +1,6 @@
 /**
  * The ZooKeeper lock against a real ZooKeeper (started here on 127.0.0.1:2282, 1 s sessions from
- * lib/test/setup-env.ts): mutual exclusion and fences through the public API, re-entry, a
+ * e2e/support/setup-env.ts): mutual exclusion and fences through the public API, re-entry, a
  * SIGKILLed holder freed by its session expiry, and 50 waiters woken one by one (no herd).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { env } from '@/lib/env';
 import { closeLocks, tryWithLock, withLock } from '@/lib/lock';
 import { runLocked } from '@/lib/lock/core';
-import { contender, killContenders } from '@/lib/lock/test-spawn';
-import { TestZooKeeper } from '@/lib/lock/test-zookeeper';
+import { contender, killContenders } from '@/e2e/support/lock-spawn';
+import { TestZooKeeper } from '@/e2e/support/zookeeper-server';
 import { zookeeperBackend } from '@/lib/lock/zookeeper';
 
 const server = new TestZooKeeper(Number(env.ZOOKEEPER_CONNECT.split(':')[1]));

@@ -13,11 +13,11 @@
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { log } from '@/lib/log';
-import { parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { parseOrderMessage, type OrderMessage } from '@/lib/seckill/message';
 import type { WorkerMetrics } from '@/lib/order/metrics';
 import { insertDeadLetterOnce } from '@/lib/order/order.repository';
 import { isTransientDbError, persistOrders, type PersistResult } from '@/lib/order/persist';
-import { keys } from '@/lib/redis/keys';
+import { removePendingEntries } from '@/lib/seckill/outbox';
 import { holdPendingEntry } from '@/lib/order/retry-hold';
 import { OFF_SALE_REASON } from '@/lib/order/off-sale';
 
@@ -123,7 +123,7 @@ export function createBatchHandler(deps: HandlerDeps) {
     }
     // One HDEL per voucher (each outbox is its own cluster slot). Failure only leaves entries the
     // sweeper will find in MySQL and remove.
-    await Promise.all([...byVoucher].map(([vid, ids]) => redis.hdel(keys.seckillPending(vid), ...ids))).catch((err: Error) =>
+    await Promise.all([...byVoucher].map(([vid, ids]) => removePendingEntries(redis, vid, ids))).catch((err: Error) =>
       log.warn({ err: err.message }, 'could not clear outbox entries'),
     );
   }

@@ -4,7 +4,7 @@
  * as dead letters at once with OFF_SALE_REASON, which the console explains to the merchant
  * (discarding gives the reserved unit back).
  */
-import type { OrderMessage } from '@/lib/order/message';
+import type { OrderMessage } from '@/lib/seckill/message';
 import type { SaleWindow } from '@/lib/order/sale-window.repository';
 
 export const OFF_SALE_REASON = 'off sale: grabbed outside the sale window MySQL holds (taken down or window changed)';

@@ -1,8 +1,7 @@
 /** SQL for tb_voucher_order and tb_order_dead_letter. */
 import { sql } from 'kysely';
 import type { Executor } from '@/lib/db/client';
-import type { OrderMessage } from '@/lib/order/message';
-import { LIVE_ORDER_STATUSES } from '@/lib/seckill/seckill.repository';
+import type { OrderMessage } from '@/lib/seckill/message';
 
 /**
  * INSERT IGNORE: an order id (or user + voucher) that is already there is skipped, which is what
@@ -19,26 +18,6 @@ export async function insertOrdersIgnoringDuplicates(db: Executor, msgs: OrderMe
     .values(msgs.map((m) => ({ id: m.orderId, user_id: m.userId, voucher_id: m.voucherId, pay_value: price(m.voucherId), create_time: new Date(m.at), update_time: new Date(m.at) })))
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0n);
-}
-
-export async function insertOrder(db: Executor, order: { id: string; userId: string; voucherId: string }): Promise<void> {
-  await db
-    .insertInto('tb_voucher_order')
-    .values({ id: order.id, user_id: order.userId, voucher_id: order.voucherId, pay_value: sql<string>`(SELECT pay_value FROM tb_voucher WHERE id = ${order.voucherId})` })
-    .execute();
-}
-
-export async function hasOrderFor(db: Executor, voucherId: string, userId: string): Promise<boolean> {
-  // Only a live order counts: a cancelled or refunded one gave its unit back. (The Redis grab also
-  // refuses such a buyer, from the sale's forfeit set; this benchmark baseline's check does not.)
-  const row = await db.selectFrom('tb_voucher_order').select('id').where('voucher_id', '=', voucherId).where('user_id', '=', userId).where('status', 'in', LIVE_ORDER_STATUSES).executeTakeFirst();
-  return row !== undefined;
-}
-
-export async function existingOrderIds(db: Executor, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('tb_voucher_order').select('id').where('id', 'in', ids).execute();
-  return new Set(rows.map((r) => r.id));
 }
 
 export interface OrderView {
@@ -145,26 +124,4 @@ export async function insertDeadLetterOnce(db: Executor, d: DeadLetterInput): Pr
     FROM DUAL
     WHERE NOT EXISTS (SELECT 1 FROM tb_order_dead_letter WHERE order_id = ${d.orderId} AND status = 'dead')
   `.execute(db);
-}
-
-export type DeadLetterStatus = 'dead' | 'replayed' | 'discarded';
-
-/** The latest dead-letter status per order id, for orders that have one. */
-export interface DeadLetterState {
-  status: DeadLetterStatus;
-  userId: string | null;
-  voucherId: string | null;
-}
-
-export async function deadLetterStatuses(db: Executor, orderIds: string[]): Promise<Map<string, DeadLetterState>> {
-  const out = new Map<string, DeadLetterState>();
-  if (orderIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('tb_order_dead_letter')
-    .select(['order_id', 'status', 'user_id', 'voucher_id'])
-    .where('order_id', 'in', orderIds)
-    .orderBy('id')
-    .execute();
-  for (const r of rows) if (r.order_id) out.set(r.order_id, { status: r.status, userId: r.user_id, voucherId: r.voucher_id });
-  return out;
 }

@@ -10,10 +10,10 @@
  * when a group inserts fewer rows than it holds.
  */
 import type { DB } from '@/lib/db/client';
-import type { OrderMessage } from '@/lib/order/message';
+import type { OrderMessage } from '@/lib/seckill/message';
 import { insertOrdersIgnoringDuplicates } from '@/lib/order/order.repository';
 import { takeStock } from '@/lib/seckill/seckill.repository';
-import { neverWrittenOrderIds, recordFoldedOrders, type OrderFailure } from '@/lib/order/failure.repository';
+import { neverWrittenOrderIds, recordFoldedOrders, type OrderFailure } from '@/lib/seckill/failure.repository';
 import { saleWindows } from '@/lib/order/sale-window.repository';
 import { grabbedInWindow } from '@/lib/order/off-sale';
 

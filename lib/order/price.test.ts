@@ -14,13 +14,13 @@ import { redis, closeRedis } from '@/lib/redis/client';
 import { env } from '@/lib/env';
 import { ensureDatabase, MIGRATIONS_DIR, SqlFileMigrationProvider } from '@/lib/db/migrate';
 import { nextOrderId } from '@/lib/id';
-import { createConsoleFixture, type ConsoleFixture } from '@/lib/admin/testing';
-import { createTestUsers } from '@/lib/seckill/testing';
-import { createSaleInShop } from '@/lib/order/lifecycle-testing';
-import { orderRow } from '@/lib/order/lifecycle-testing.repository';
+import { createConsoleFixture, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
+import { createTestUsers } from '@/e2e/support/fixtures/seckill';
+import { createSaleInShop } from '@/e2e/support/fixtures/order-lifecycle';
+import { orderRow } from '@/e2e/support/fixtures/order-lifecycle.repository';
 import { findLifecycleOrder } from '@/lib/order/lifecycle.repository';
 import { persistOrders } from '@/lib/order/persist';
-import { setVoucherPrice } from '@/lib/payment/testing.repository';
+import { setVoucherPrice } from '@/e2e/support/fixtures/payment.repository';
 
 let f: ConsoleFixture;
 

@@ -1,7 +1,7 @@
 /**
  * Orders as their owner sees them (docs/flash-sale.md#order-status). An accepted grab is `pending` while it sits
  * in the Redis outbox, `created` once the worker has written it, `failed` if it was dead-lettered
- * or recorded in tb_order_failure (lib/order/failure.repository.ts): folded — its buyer already
+ * or recorded in tb_order_failure (lib/seckill/failure.repository.ts): folded — its buyer already
  * holds another order of the voucher, `failReason` ALREADY_BOUGHT and `keptOrderId` — or voided
  * after an unconfirmed publish (UNCONFIRMED; that grab answered 503). Someone else's order reads as
  * not found.
@@ -11,8 +11,9 @@ import type { Executor } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { notFound } from '@/lib/errors';
 import { idTime } from '@/lib/id';
-import { deadLetterStatuses, findOrderView, listUserOrderViews, type OrderView } from '@/lib/order/order.repository';
-import { findOrderFailure, type OrderFailureReason } from '@/lib/order/failure.repository';
+import { findOrderView, listUserOrderViews, type OrderView } from '@/lib/order/order.repository';
+import { deadLetterStatuses } from '@/lib/seckill/outbox.repository';
+import { findOrderFailure, type OrderFailureReason } from '@/lib/seckill/failure.repository';
 import { findPendingOrder } from '@/lib/seckill/outbox';
 
 export type OrderState = 'pending' | 'created' | 'failed';

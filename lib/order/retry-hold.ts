@@ -6,7 +6,7 @@
  */
 import type { RedisClient } from '@/lib/redis/types';
 import { log } from '@/lib/log';
-import type { OrderMessage } from '@/lib/order/message';
+import type { OrderMessage } from '@/lib/seckill/message';
 import { redisNowMs, touchPendingEntry } from '@/lib/seckill/outbox';
 
 export async function holdPendingEntry(redis: RedisClient, msg: OrderMessage, retryDelayMs: number): Promise<void> {

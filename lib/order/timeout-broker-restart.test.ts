@@ -19,9 +19,9 @@ import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { startTimeoutWorker, type TimeoutWorker } from '@/lib/order/timeout';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { firstShopId } from '@/lib/seckill/seckill.repository';
-import { createTestUsers, waitFor, waitOutShortLivedKeys } from '@/lib/seckill/testing';
-import { createSaleInShop, grabAll, waitPersisted } from '@/lib/order/lifecycle-testing';
-import { orderSnapshots } from '@/lib/order/lifecycle-testing.repository';
+import { createTestUsers, waitFor, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { createSaleInShop, grabAll, waitPersisted } from '@/e2e/support/fixtures/order-lifecycle';
+import { orderSnapshots } from '@/e2e/support/fixtures/order-lifecycle.repository';
 
 const rabbit = new PrivateRabbit(3115, 3116);
 let worker: OrderWorker;

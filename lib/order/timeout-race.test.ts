@@ -19,10 +19,10 @@ import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { startTimeoutWorker, type TimeoutWorker } from '@/lib/order/timeout';
 import { payOrder } from '@/lib/payment/pay';
 import { assertInvariants } from '@/lib/seckill/invariants';
-import { createTestUsers, waitFor, waitOutShortLivedKeys } from '@/lib/seckill/testing';
+import { createTestUsers, waitFor, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 import { firstShopId } from '@/lib/seckill/seckill.repository';
-import { createSaleInShop, grabAll, waitPersisted } from '@/lib/order/lifecycle-testing';
-import { orderRow, orderSnapshots, paymentsOf } from '@/lib/order/lifecycle-testing.repository';
+import { createSaleInShop, grabAll, waitPersisted } from '@/e2e/support/fixtures/order-lifecycle';
+import { orderRow, orderSnapshots, paymentsOf } from '@/e2e/support/fixtures/order-lifecycle.repository';
 
 const N = 500;
 const TIMEOUT_S = 4;

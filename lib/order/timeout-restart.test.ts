@@ -3,7 +3,7 @@
  * persisting the orders and scheduling their timeouts, before their deadline; a new one started
  * after the deadline cancels them from the delayed messages alone (its SQL backstop is pushed out
  * of reach), within seconds. (A kill between the commit and the schedule leaves the orders to the
- * backstop, by design: 'timeout backstop' in lib/order/lifecycle.test.ts proves that one.)
+ * backstop, by design: 'timeout backstop' in e2e/routes/order/lifecycle.test.ts proves that one.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -17,9 +17,9 @@ import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { firstShopId } from '@/lib/seckill/seckill.repository';
-import { createTestUsers, waitFor, waitOutShortLivedKeys } from '@/lib/seckill/testing';
-import { createSaleInShop, grabAll, waitPersisted } from '@/lib/order/lifecycle-testing';
-import { orderSnapshots } from '@/lib/order/lifecycle-testing.repository';
+import { createTestUsers, waitFor, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { createSaleInShop, grabAll, waitPersisted } from '@/e2e/support/fixtures/order-lifecycle';
+import { orderSnapshots } from '@/e2e/support/fixtures/order-lifecycle.repository';
 
 const children = new Set<ChildProcess>();
 const METRICS_PORT = 25604;

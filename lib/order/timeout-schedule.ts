@@ -17,7 +17,7 @@ import { log } from '@/lib/log';
 import { getPublishChannel } from '@/lib/mq/connection';
 import { publishConfirmed } from '@/lib/mq/confirm';
 import { names } from '@/lib/mq/topology';
-import { PUBLISH_TIMEOUT_MS } from '@/lib/order/publish';
+import { PUBLISH_TIMEOUT_MS } from '@/lib/seckill/publish';
 
 const MAX_ORDERS_PER_MESSAGE = 1000;
 const DEADLINE_BUCKET_MS = 100;

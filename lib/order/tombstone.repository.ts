@@ -2,7 +2,7 @@
  * A discarded dead letter is a tombstone: the admin decided the order must never be written, and
  * its unit goes back on sale. A copy of the message may still be in flight (a retry queue, a
  * sweeper republish), so the persisting transaction reads the tombstones with a shared lock
- * (neverWrittenOrderIds in lib/order/failure.repository.ts): a
+ * (neverWrittenOrderIds in lib/seckill/failure.repository.ts): a
  * discard that is deciding right now (it holds the dead letter's row lock) is waited for, and a
  * discard that comes after sees the committed order and refuses (orderIsPersisted).
  */

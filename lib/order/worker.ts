@@ -15,10 +15,10 @@ import { publishConfirmed } from '@/lib/mq/confirm';
 import { assertTopology, names, retryDelayFor } from '@/lib/mq/topology';
 import { Batcher } from '@/lib/order/batcher';
 import { createBatchHandler, type Delivery } from '@/lib/order/handler';
-import { encodeOrderMessage, splitOrderBatch, type OrderMessage } from '@/lib/order/message';
+import { encodeOrderMessage, splitOrderBatch, type OrderMessage } from '@/lib/seckill/message';
 import { createWorkerMetrics, serveMetrics, type WorkerMetrics } from '@/lib/order/metrics';
-import { publishOrderOn, PUBLISH_TIMEOUT_MS } from '@/lib/order/publish';
-import { sweepOutbox, type SweepStats } from '@/lib/order/sweeper';
+import { publishOrderOn, PUBLISH_TIMEOUT_MS } from '@/lib/seckill/publish';
+import { sweepOutbox, type SweepStats } from '@/lib/seckill/sweeper';
 import { scheduleOrderTimeoutsSafely } from '@/lib/order/timeout-schedule';
 import { redis as defaultRedis } from '@/lib/redis/client';
 import { startRedisRepair, type RedisRepair } from '@/lib/seckill/repair';
@@ -186,7 +186,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
   );
 
   /**
-   * One delivery per order: a v1 message is one; a v2 batch (lib/order/message.ts) becomes one per
+   * One delivery per order: a v1 message is one; a v2 batch (lib/seckill/message.ts) becomes one per
    * order, each with its v1 body (so a retry or dead letter copies just that order), and the
    * broker's message is acked once every one of them is settled — or requeued whole if any asked
    * for it (the orders already written are then duplicates on redelivery, which insert nothing).

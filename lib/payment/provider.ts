@@ -61,7 +61,7 @@ export const devPaymentProvider: PaymentProvider = {
 
 let override: PaymentProvider | null = null;
 
-/** Tests swap in a provider that counts and fails on demand (lib/payment/testing.ts); null restores. */
+/** Tests swap in a provider that counts and fails on demand (e2e/support/fixtures/payment.ts); null restores. */
 export function setPaymentProviderForTests(p: PaymentProvider | null): void {
   if (env.NODE_ENV !== 'test') throw new AppError('INTERNAL', 'payment provider override outside tests');
   override = p;

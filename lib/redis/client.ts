@@ -4,8 +4,7 @@ import { log } from '@/lib/log';
 import { defineScripts } from '@/lib/redis/scripts';
 import { guardSlots } from '@/lib/redis/slots';
 import { writePerTurn } from '@/lib/redis/write-per-turn';
-import { closeRefusalMemory } from '@/lib/seckill/refusal-memory';
-import { closeSessionCache } from '@/lib/auth/session-cache';
+import { runRedisCloseHooks } from '@/lib/redis/close-hooks';
 import type { RedisClient } from '@/lib/redis/types';
 
 export type { Redis, RedisClient };
@@ -82,7 +81,7 @@ export async function closeRedis(): Promise<void> {
   if (g.__hmdpRedis) {
     const r = g.__hmdpRedis;
     g.__hmdpRedis = undefined;
-    await Promise.all([closeRefusalMemory(r), closeSessionCache(r)]); // their subscribers are duplicates of this client
+    await runRedisCloseHooks(r); // the refusal memory's and session cache's subscribers are duplicates of this client
     // QUIT waits in the offline queue forever when the server is gone: give it a moment, then cut.
     await Promise.race([r.quit().catch(() => {}), new Promise((res) => setTimeout(res, 1000).unref())]);
     r.disconnect();

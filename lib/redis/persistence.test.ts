@@ -4,18 +4,18 @@
  * carries the report.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startThrowawayRedis, type ThrowawayRedis } from '@/lib/cache/throwaway-redis';
+import { startRedisServer, type RedisServer } from '@/e2e/support/redis-server';
 import { closeDb, db } from '@/lib/db/client';
 import { checkHealth } from '@/lib/health';
 import { closeMq, getConnection } from '@/lib/mq/connection';
 import { closeRedis, createRedis, type Redis } from '@/lib/redis/client';
 import { readPersistence } from '@/lib/redis/persistence';
 
-let server: ThrowawayRedis;
+let server: RedisServer;
 let client: Redis;
 
 beforeAll(async () => {
-  server = await startThrowawayRedis();
+  server = await startRedisServer();
   client = createRedis(server.url);
 });
 afterAll(async () => {

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { RedisClient } from '@/lib/redis/types';
+import type { ScriptName } from '@/lib/redis/script-names';
 
 export interface ScriptDef {
   name: string;
@@ -45,8 +46,8 @@ export function defineScripts(client: RedisClient): void {
   }
 }
 
-/** A script's name is its file name without `-<numberOfKeys>.lua`; unknown names throw. */
-export type ScriptName = string;
+/** A script's name is its file name without `-<numberOfKeys>.lua` (generated union: npm run lua:names). */
+export type { ScriptName };
 
 /**
  * Not async: the command's own promise is returned as it is (an async wrapper would add a promise

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { env } from '@/lib/env';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { subscribeTrusted } from '@/lib/redis/subscriber';
-import { waitFor } from '@/lib/seckill/testing';
+import { waitFor } from '@/e2e/support/fixtures/seckill';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,7 +9,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { createRedis } from '@/lib/redis/client';
 import type { RedisClient } from '@/lib/redis/types';
 import { writePerTurn } from '@/lib/redis/write-per-turn';
-import { waitFor } from '@/lib/seckill/testing';
+import { waitFor } from '@/e2e/support/fixtures/seckill';
 
 let client: RedisClient;
 const prefix = `test:write-per-turn:${process.pid}`;

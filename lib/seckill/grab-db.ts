@@ -1,5 +1,5 @@
 /**
- * The original 黑马点评's synchronous flash sale, kept only as the benchmark baseline (SECKILL_STRATEGY=db):
+ * The original 黑马点评's synchronous flash sale, kept only as the benchmark baseline (e2e/bench/hooks/grab-in-db.mjs):
  * one MySQL transaction per grab — window check, one-per-user check, `stock > 0` decrement,
  * insert. Correct (the unique key backs the per-user check) but every grab queues on the
  * voucher's stock row.
@@ -8,7 +8,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
 import { nextOrderId } from '@/lib/id';
-import { hasOrderFor, insertOrder } from '@/lib/order/order.repository';
+import { hasOrderFor, insertOrder } from '@/lib/seckill/grab-db.repository';
 import { findSeckillVoucher, takeStock } from '@/lib/seckill/seckill.repository';
 import type { GrabInput, GrabResult } from '@/lib/seckill/grab';
 

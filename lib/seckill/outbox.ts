@@ -4,7 +4,7 @@
  */
 import type { RedisClient } from '@/lib/redis/types';
 import { z } from 'zod';
-import { orderMessageSchema, type OrderMessage } from '@/lib/order/message';
+import { orderMessageSchema, type OrderMessage } from '@/lib/seckill/message';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
@@ -56,6 +56,30 @@ export async function releaseOrder(redis: RedisClient, voucherId: string, orderI
   );
   if (r === 1) await notifySeckillChanged(redis, voucherId); // a unit is on sale again: forget "sold out" everywhere
   return r === 1;
+}
+
+/**
+ * Removes entries whose order the worker wrote (or folded): one HDEL per voucher, since each
+ * voucher's outbox is its own cluster slot. Returns how many were there.
+ */
+export async function removePendingEntries(redis: RedisClient, voucherId: string, orderIds: Iterable<string>): Promise<number> {
+  const ids = [...orderIds];
+  return ids.length === 0 ? 0 : redis.hdel(keys.seckillPending(voucherId), ...ids);
+}
+
+/** One HSCAN page of a voucher's outbox: the next cursor and the raw entries. */
+export async function scanPendingEntries(redis: RedisClient, voucherId: string, cursor: string, count: number): Promise<[next: string, flat: string[]]> {
+  return redis.hscan(keys.seckillPending(voucherId), cursor, 'COUNT', count);
+}
+
+/** Every raw entry of a voucher's outbox (the console's sale chart reads their times). */
+export function pendingEntriesRaw(redis: RedisClient, voucherId: string): Promise<string[]> {
+  return redis.hvals(keys.seckillPending(voucherId));
+}
+
+/** How many accepted grabs of the voucher wait in its outbox. */
+export function pendingCount(redis: RedisClient, voucherId: string): Promise<number> {
+  return redis.hlen(keys.seckillPending(voucherId));
 }
 
 export async function redisNowMs(redis: RedisClient): Promise<number> {

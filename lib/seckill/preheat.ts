@@ -16,7 +16,7 @@ import { keepSaleKeys } from '@/lib/seckill/sale-expiry';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 import { runScript } from '@/lib/redis/scripts';
 import { addStockRow, buyerIdPages, forfeitIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
-import { currentGateField, rebuildGate, type GateField } from '@/lib/reservation/gate';
+import { currentGateField, rebuildGate, type GateField } from '@/lib/seckill/reservation/gate';
 
 export interface PreheatResult {
   initial: number;

@@ -39,6 +39,7 @@ import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { subscribeTrusted } from '@/lib/redis/subscriber';
 import { TrustedMemory } from '@/lib/redis/trusted-memory';
+import { onRedisClose } from '@/lib/redis/close-hooks';
 
 export type RememberedCode = 'SOLD_OUT' | 'NOT_STARTED' | 'ENDED';
 
@@ -100,6 +101,7 @@ export function openRefusalMemory(client: RedisClient, boundMs = env.SECKILL_REF
 export async function closeRefusalMemory(client: RedisClient): Promise<void> {
   await handles.get(client)?.close();
 }
+onRedisClose(closeRefusalMemory);
 
 /**
  * Tells every process that this voucher may sell again (stock added or returned, window or status

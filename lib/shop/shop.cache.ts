@@ -22,7 +22,7 @@ import {
   shopTypeExists,
 } from '@/lib/shop/shop.repository';
 import { syncShopGeo } from '@/lib/shop/shop.geo';
-import { toShopView, type ShopTypeView, type ShopView, type VoucherView } from '@/lib/shop/shop.types';
+import { SHOP_VIEW_SHAPE, toShopView, type ShopTypeView, type ShopView, type VoucherView } from '@/lib/shop/shop.types';
 
 const VOUCHER_TTL_SECONDS = 60;
 
@@ -34,6 +34,7 @@ export async function isHotShop(redis: RedisClient, id: string): Promise<boolean
 export function shopSpec(db: Executor, redis: RedisClient, id: string): CacheSpec<ShopView> {
   return {
     key: keys.shop(id),
+    shape: SHOP_VIEW_SHAPE,
     ttlSeconds: env.CACHE_SHOP_TTL_SECONDS,
     logical: () => isHotShop(redis, id),
     load: async () => {

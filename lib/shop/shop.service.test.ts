@@ -9,8 +9,8 @@ import { db, closeDb } from '@/lib/db/client';
 import { createRedis, redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { closeLocks } from '@/lib/lock';
-import { startThrowawayRedis } from '@/lib/cache/throwaway-redis';
-import { countingDb, ShopFixtures } from '@/lib/shop/testing';
+import { startRedisServer } from '@/e2e/support/redis-server';
+import { countingDb, ShopFixtures } from '@/e2e/support/fixtures/shop';
 import { getShop, getShopVouchers, listShops, listShopTypes, updateShop } from '@/lib/shop/shop.service';
 import type { SessionUser } from '@/lib/auth/session';
 
@@ -180,7 +180,7 @@ describe('Redis stopped (a real redis-server, killed)', () => {
   it('detail, lists by distance and vouchers still answer from the DB', async () => {
     const shop = await fx.shop(typeA, { x: 122.0, y: 29.9 });
     await fx.voucher(shop, { stock: 5, begin: new Date(Date.now() - 1000), end: new Date(Date.now() + 3600_000) });
-    const server = await startThrowawayRedis();
+    const server = await startRedisServer();
     const doomed = createRedis(server.url);
     try {
       expect((await getShop(db, doomed, shop))?.id).toBe(shop);

@@ -1,5 +1,7 @@
 /** What the shop API and pages see: camelCase, ids as strings, money in integer fen. */
 import type { Shop } from '@/lib/db/schema';
+import { KEPT_OUT, viewFields, type RowMapping } from '@/lib/db/row-mapping';
+import { shapeOf } from '@/lib/cache/entry';
 
 export interface ShopView {
   id: string;
@@ -59,6 +61,37 @@ export interface VoucherView {
   type: 'normal' | 'seckill';
   seckill: SeckillView | null;
 }
+
+/**
+ * What toShopView does with each tb_shop column. A new column fails to compile here until it is
+ * mapped into ShopView or kept out on purpose; toShopView's return type makes every ShopView field
+ * required.
+ */
+const shopColumns = {
+  id: 'id',
+  name: 'name',
+  type_id: 'typeId',
+  images: 'images',
+  area: 'area',
+  address: 'address',
+  x: 'x',
+  y: 'y',
+  avg_price: 'avgPrice',
+  sold: 'sold',
+  comments: 'comments',
+  score: 'score',
+  open_hours: 'openHours',
+  owner_id: KEPT_OUT, // who may edit it: the console's business, not the public view
+  create_time: KEPT_OUT,
+  update_time: KEPT_OUT,
+} as const satisfies RowMapping<Shop, ShopView>;
+
+/**
+ * The shape version of a cached ShopView (lib/cache/entry.ts shapeOf): a field added to the view
+ * changes it, so a shop cached before the field existed is rebuilt, not served without it. Raise
+ * the revision when a field keeps its name but changes meaning.
+ */
+export const SHOP_VIEW_SHAPE = shapeOf(viewFields(shopColumns), 1);
 
 export function toShopView(s: Shop): ShopView {
   return {

@@ -5,7 +5,7 @@ import { closeRedis, redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { beijingDay } from '@/lib/sign/beijing-day';
 import { signIn, signStatus } from '@/lib/sign/sign.service';
-import { makeUsers } from '@/lib/blog/testing';
+import { makeUsers } from '@/e2e/support/fixtures/blog';
 
 afterAll(async () => {
   await closeDb();

@@ -1,8 +1,8 @@
 /** The console's traffic view: daily UV and PV of the shops a merchant manages (an admin: all). */
 import type { Executor } from '@/lib/db/client';
 import type { RedisClient } from '@/lib/redis/types';
-import { ownerScope, type Actor } from '@/lib/admin/access';
-import { listShopRefs } from '@/lib/admin/access.repository';
+import { ownerScope, type Actor } from '@/lib/access/access';
+import { listShopRefs } from '@/lib/access/access.repository';
 import { shopTraffic, type DailyTraffic } from '@/lib/uv/uv';
 
 /** An admin manages every shop; the chart page shows at most this many. */

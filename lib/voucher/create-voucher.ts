@@ -7,12 +7,12 @@ import type { RedisClient } from '@/lib/redis/types';
 import type { DB, Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { recordAudit } from '@/lib/audit/audit';
-import { requireShopAccess, type Actor } from '@/lib/admin/access';
+import { requireShopAccess, type Actor } from '@/lib/access/access';
 import { findVoucherRow, insertSeckillVoucher, insertVoucher } from '@/lib/voucher/voucher.repository';
 import type { CreateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { auditSnapshot, toVoucherView } from '@/lib/voucher/voucher.view';
 import { afterVoucherWrite, syncRedisLocked } from '@/lib/voucher/voucher-sync';
-import { gateSale } from '@/lib/reservation/reservation';
+import { gateSale } from '@/lib/seckill/reservation/reservation';
 
 /** The transactional part; the caller owns `trx`. Returns the new voucher id. */
 export async function insertVoucherAudited(trx: Executor, actor: Actor, input: CreateVoucherInput): Promise<string> {

@@ -13,7 +13,7 @@ import type { DB } from '@/lib/db/client';
 import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { AppError, notFound } from '@/lib/errors';
 import { recordAudit } from '@/lib/audit/audit';
-import type { Actor } from '@/lib/admin/access';
+import type { Actor } from '@/lib/access/access';
 import { readSeckillState } from '@/lib/seckill/state';
 import { planEdit } from '@/lib/voucher/edit-rules';
 import { lockVoucherRow, shiftSeckillStock, updateSeckillWindow, updateVoucherColumns } from '@/lib/voucher/voucher.repository';

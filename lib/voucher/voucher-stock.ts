@@ -4,7 +4,7 @@ import type { DB } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { AppError } from '@/lib/errors';
 import { recordAudit } from '@/lib/audit/audit';
-import type { Actor } from '@/lib/admin/access';
+import type { Actor } from '@/lib/access/access';
 import { addSeckillStock, preheatVoucher } from '@/lib/seckill/preheat';
 import { readSeckillState } from '@/lib/seckill/state';
 import { getVoucher, requireVoucherAccess } from '@/lib/voucher/voucher.service';

@@ -4,7 +4,7 @@ import type { Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { notFound } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { assertOwns, ownerScope, requireShopAccess, type Actor } from '@/lib/admin/access';
+import { assertOwns, ownerScope, requireShopAccess, type Actor } from '@/lib/access/access';
 import { readSeckillState } from '@/lib/seckill/state';
 import { findVoucherRow, listVoucherRows, type VoucherRow } from '@/lib/voucher/voucher.repository';
 import type { ListVouchersQuery } from '@/lib/voucher/voucher.schema';

@@ -4,7 +4,7 @@
  * published draw re-runs to the recorded winners, and the first winners.
  */
 import { formatShanghai } from '@/lib/admin/format';
-import type { ReservationConsoleView } from '@/lib/reservation/console';
+import type { ReservationConsoleView } from '@/lib/seckill/reservation/console';
 
 export function ReservationPanel({ view }: { view: ReservationConsoleView }) {
   const max = Math.max(1, ...view.perMinute.map((m) => m.n));

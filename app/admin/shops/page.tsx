@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { db } from '@/lib/db/client';
-import { listManagedShops } from '@/lib/admin/access';
+import { listManagedShops } from '@/lib/access/access';
 import { consoleUser } from '@/app/admin/_lib/gate';
 
 export const metadata: Metadata = { title: '店铺' };

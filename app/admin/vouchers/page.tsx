@@ -3,7 +3,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
-import { listManagedShops } from '@/lib/admin/access';
+import { listManagedShops } from '@/lib/access/access';
 import { fenToYuan, formatShanghai } from '@/lib/admin/format';
 import { listVouchersQuery, voucherStates } from '@/lib/voucher/voucher.schema';
 import { listVouchers } from '@/lib/voucher/voucher.service';

@@ -9,14 +9,14 @@ import { env } from '@/lib/env';
 import { nextOrderId } from '@/lib/id';
 import { connectMq } from '@/lib/mq/connection';
 import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
-import { encodeOrderMessage, parseOrderMessage, type OrderMessage } from '@/lib/order/message';
+import { encodeOrderMessage, parseOrderMessage, type OrderMessage } from '@/lib/seckill/message';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { runGrabScript } from '@/lib/seckill/grab';
 import { checkInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestVoucher, waitFor } from '@/lib/seckill/testing';
+import { createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
 import { missingOrders, prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { Scenario } from '../types';
 

@@ -20,7 +20,7 @@ import { redis } from '@/lib/redis/client';
 import { checkInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestUsers, createTestVoucher, waitFor } from '@/lib/seckill/testing';
+import { createTestUsers, createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
 import { prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { BenchArgs, Scenario } from '../types';
 import type { Harness } from '../harness';
@@ -82,7 +82,7 @@ export const scenario: Scenario = {
     const profile = a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : [];
     // Shape (b): a hot-only web server (Next not loaded) behind an nginx front with as many workers;
     // the front's CPU counts as the server's. Default (a): one server, hot routes + Next.
-    const web = await h.startWeb({ SECKILL_STRATEGY: 'redis', WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : hotOnly ? { WEB_PART: 'hot' } : {}) }, profile);
+    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : hotOnly ? { WEB_PART: 'hot' } : {}) }, profile);
     const webPort = Number(new URL(web.url).port);
     const front = shapeB ? await h.startFront(webPort, webPort, processes) : null;
     const entry = front?.url ?? web.url;
@@ -124,7 +124,7 @@ export const scenario: Scenario = {
 
     let dbRps: number | null = null;
     if (variant !== 'spike' && !process.argv.includes('--no-db')) {
-      const dbWeb = await h.startWeb({ SECKILL_STRATEGY: 'db', WEB_CONCURRENCY: String(processes) });
+      const dbWeb = await h.startWeb({ ...h.hooks('grab-in-db'), WEB_CONCURRENCY: String(processes) });
       const dbVoucher = await createTestVoucher(db, redis, { stock, preheat: false, title: `bench grab db ${variant}` });
       const base = await runWrk({ url: `${dbWeb.url}/api/seckill/${dbVoucher}`, tokens, connections: a.connections, durationS: a.duration, serverPids: [dbWeb.proc.child.pid!] });
       await h.stop(dbWeb.proc);

@@ -10,8 +10,8 @@ import { redis } from '@/lib/redis/client';
 import { checkInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestVoucher, waitFor } from '@/lib/seckill/testing';
-import { orderSnapshots } from '@/lib/order/lifecycle-testing.repository';
+import { createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
+import { orderSnapshots } from '@/e2e/support/fixtures/order-lifecycle.repository';
 import { prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { Scenario } from '../types';
 

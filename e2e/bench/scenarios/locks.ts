@@ -11,8 +11,8 @@
 import { runLocked, type LockBackend } from '@/lib/lock/core';
 import { multiNodeBackend } from '@/lib/lock/multi';
 import { singleNodeBackend } from '@/lib/lock/single';
-import { startRedisServer, type RedisServer } from '@/lib/lock/test-redis';
-import { TestZooKeeper } from '@/lib/lock/test-zookeeper';
+import { LOCK_PORTS, startRedisServer, type RedisServer } from '@/e2e/support/redis-server';
+import { TestZooKeeper } from '@/e2e/support/zookeeper-server';
 import { zookeeperBackend } from '@/lib/lock/zookeeper';
 import { redis } from '@/lib/redis/client';
 import type { BenchArgs, Scenario } from '../types';
@@ -69,7 +69,7 @@ async function open(name: BackendName): Promise<{ backend: LockBackend; stop: ()
   }
   if (name === 'multi') {
     const servers: RedisServer[] = [];
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
+    for (let i = 0; i < 3; i++) servers.push(await startRedisServer({ ports: LOCK_PORTS }));
     const backend = multiNodeBackend(servers.map((s) => s.url));
     return { backend, stop: async () => (await backend.close(), await Promise.all(servers.map((s) => s.kill())), undefined) };
   }

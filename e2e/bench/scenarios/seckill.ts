@@ -1,15 +1,15 @@
 /**
  * The flash-sale storm: U users (real SMS login) hammer one fresh voucher of stock S through
  * POST /api/seckill/{id}, then the harness waits for the drain and checks MySQL and Redis.
- * Variants are the server's SECKILL_STRATEGY: `redis` (the product) and `db` (the grab as
- * one synchronous MySQL transaction, the baseline).
+ * Variants: `redis` (the product) and `db` (the grab as
+ * one synchronous MySQL transaction, the baseline, preloaded by e2e/bench/hooks/grab-in-db.mjs).
  */
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { checkInvariants } from '@/lib/seckill/invariants';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestVoucher, waitFor } from '@/lib/seckill/testing';
+import { createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
 import { missingOrders, prepareBenchDb, purgeOrderQueue, round } from '../setup';
 import type { Scenario } from '../types';
 
@@ -19,7 +19,7 @@ export const scenario: Scenario = {
   async run(h, a, strategy) {
     await prepareBenchDb();
     await purgeOrderQueue();
-    const web = await h.startWeb({ SECKILL_STRATEGY: strategy });
+    const web = await h.startWeb(strategy === 'db' ? h.hooks('grab-in-db') : {});
     if (strategy === 'redis') await h.startWorkers(a.workers);
     const tokens = await h.loginUsers(web.url, redis, a.users);
     // Warm-up on a voucher of its own (JIT, Next's lazily loaded route modules, pools), so the

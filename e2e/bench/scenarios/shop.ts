@@ -29,7 +29,7 @@ export const scenario: Scenario = {
   variants: ['cached', 'constant', 'next-start'],
   async run(h, a, variant) {
     const shopId = await prepare();
-    const web = variant === 'next-start' ? await h.startNextStart({ BENCH_ROUTES: 'true' }) : await h.startWeb({ BENCH_ROUTES: 'true' });
+    const web = variant === 'next-start' ? await h.startNextStart(h.hooks('bench-routes')) : await h.startWeb(h.hooks('bench-routes'));
     const detail = await fetch(`${web.url}/api/shops/${shopId}`);
     const bytes = Buffer.byteLength(await detail.text());
     const path = variant === 'constant' ? `/api/bench/constant?bytes=${bytes}` : `/api/shops/${shopId}`;

@@ -12,7 +12,7 @@ import { StateBadge } from '@/app/admin/_components/badges';
 import { VoucherForm } from '@/app/admin/_components/voucher-form';
 import { VoucherActions } from '@/app/admin/_components/voucher-actions';
 import { ReservationPanel } from '@/app/admin/_components/reservation-panel';
-import { reservationConsoleView } from '@/lib/reservation/console';
+import { reservationConsoleView } from '@/lib/seckill/reservation/console';
 
 export const metadata: Metadata = { title: '优惠券详情' };
 

@@ -1,7 +1,7 @@
 import { route } from '@/lib/http/route';
 import { parseJson } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
-import { redeemCode, redeemCodeSchema } from '@/lib/order/merchant-orders';
+import { redeemCode, redeemCodeSchema } from '@/lib/admin/merchant-orders';
 import { consume } from '@/lib/rate-limit';
 
 /** 核销: `{ code }` of a paid order at one of my shops → used, once. */

@@ -5,7 +5,7 @@ import { db } from '@/lib/db/client';
 import { formatShanghai } from '@/lib/admin/format';
 import { parseId } from '@/lib/http/parse';
 import { stateWords } from '@/lib/order/lifecycle';
-import { voucherOrders, voucherOrdersQuery } from '@/lib/order/merchant-orders';
+import { voucherOrders, voucherOrdersQuery } from '@/lib/admin/merchant-orders';
 import { consoleUser } from '@/app/admin/_lib/gate';
 import { load } from '@/app/admin/_lib/load';
 import { ApproveRefundButton } from '@/app/admin/_components/approve-refund-button';

@@ -3,7 +3,7 @@ import { expectNoBody, parseId } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { consume, consumeUnlessRedisDown } from '@/lib/rate-limit';
-import { cancelReservation, reservationStatus, reserve } from '@/lib/reservation/reservation';
+import { cancelReservation, reservationStatus, reserve } from '@/lib/seckill/reservation/reservation';
 
 /**
  * A reservation-only flash sale (docs/fair-sale.md#reserving). GET: `{ gated, mode, reserved, me, draw }`

@@ -2,7 +2,7 @@ import { route } from '@/lib/http/route';
 import { expectNoBody, parseId } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
-import { approveRefundAsMerchant } from '@/lib/order/merchant-orders';
+import { approveRefundAsMerchant } from '@/lib/admin/merchant-orders';
 import { consume } from '@/lib/rate-limit';
 
 /** Approve a refund request of an order at one of my shops: refunded, and a flash-sale unit back on sale. */

@@ -1,7 +1,7 @@
 import { route } from '@/lib/http/route';
 import { parseId, parseQuery } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
-import { voucherOrders, voucherOrdersQuery } from '@/lib/order/merchant-orders';
+import { voucherOrders, voucherOrdersQuery } from '@/lib/admin/merchant-orders';
 
 export const dynamic = 'force-dynamic';
 

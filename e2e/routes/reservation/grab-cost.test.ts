@@ -1,0 +1,110 @@
+/**
+ * What the gate costs the grab (docs/fair-sale.md#the-gate-in-the-grab), seen by Redis MONITOR
+ * (commands a Lua script runs show up with source "lua"): an ungated sale's grab reads no
+ * reservation key at all and still makes one round trip in the voucher's slot; a gated sale's
+ * accepted grab also makes one, with one set lookup inside; and a sold-out gated sale's refusals
+ * are remembered by the process and answered without Redis, like any sale's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Redis from 'ioredis';
+import { db, closeDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { closeMq } from '@/lib/mq/connection';
+import { callRoute } from '@/e2e/support/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
+import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
+import { POST as reserveRoute } from '@/app/api/seckill/[voucherId]/reservation/route';
+import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { openRefusalMemory, type RefusalMemoryHandle } from '@/lib/seckill/refusal-memory';
+import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { readSeckillState } from '@/lib/seckill/state';
+import { createGatedVoucher, startSaleNow } from '@/e2e/support/fixtures/reservation';
+
+let worker: OrderWorker;
+let handle: RefusalMemoryHandle;
+const db11 = Number(new URL(process.env.REDIS_URL ?? 'redis://x/0').pathname.slice(1) || 0);
+
+beforeAll(async () => {
+  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 3_600_000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  handle = openRefusalMemory(redis, 60_000);
+  await waitFor('the refusal memory subscribed', async () => handle.memory.isTrusted);
+});
+
+afterAll(async () => {
+  await worker.stop();
+  await Promise.all([closeMq(), closeDb(), closeRedis()]);
+});
+
+interface Seen {
+  /** Commands clients sent naming the voucher's keys (round trips in its slot). */
+  trips: string[][];
+  /** Commands the scripts ran on the voucher's keys. */
+  inside: string[][];
+}
+
+/** What Redis saw of this voucher (in this test's database) while `work` ran. */
+async function seen(voucherId: string, work: () => Promise<unknown>): Promise<Seen> {
+  // A plain connection of its own: MONITOR turns it into a stream of every client's commands.
+  const monitor = await new Redis(process.env.REDIS_URL!, { lazyConnect: true }).monitor();
+  const out: Seen = { trips: [], inside: [] };
+  // MONITOR lines come in the server's order, but late on a busy server: after the work, a command
+  // naming a marker key; once that line is seen, every line of the work has been.
+  const marker = `seckill:{${voucherId}}:monitor-marker`;
+  let markerSeen = false;
+  monitor.on('monitor', (_time: string, args: string[], source: string, database: string) => {
+    if (Number(database) !== db11 || !args.some((a) => a.includes(`{${voucherId}}`))) return;
+    if (args.includes(marker)) markerSeen = true;
+    else (source === 'lua' ? out.inside : out.trips).push(args);
+  });
+  try {
+    await work();
+    await redis.exists(marker);
+    await waitFor('the MONITOR lines of the work', async () => markerSeen, 10_000, 10);
+    return out;
+  } finally {
+    monitor.disconnect();
+  }
+}
+
+let ip = 0;
+const grab = (u: TestUser, voucherId: string) =>
+  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.78.${(++ip >> 8) & 255}.${ip & 255}` } });
+/** The grab script as one command: EVAL the first time this connection runs it, EVALSHA after. */
+const scriptCalls = (s: Seen) => s.trips.filter((c) => /^eval(sha)?$/i.test(c[0]!));
+const touchesGateSets = (c: string[]) => c.some((a) => /:(reserved|winners)$/.test(a));
+
+describe('the gate in the grab', () => {
+  it('an ungated sale: one round trip, no reservation key read inside it', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 5 });
+    const [u] = await createTestUsers(db, redis, 1);
+    const s = await seen(voucherId, async () => expect((await grab(u!, voucherId)).status).toBe(200));
+    expect(scriptCalls(s)).toHaveLength(1);
+    expect(s.inside.filter(touchesGateSets)).toEqual([]);
+    expect(s.inside.some((c) => /^hmget$/i.test(c[0]!) && c.includes('gate'))).toBe(true);
+  });
+
+  it('a gated sale: an accepted grab is still one round trip, with one SISMEMBER on the reserved set inside', async () => {
+    const voucherId = await createGatedVoucher(db, redis, { stock: 5, mode: 'first-come' });
+    const [u] = await createTestUsers(db, redis, 1);
+    expect((await callRoute(reserveRoute, { method: 'POST', token: u!.token, params: { voucherId } })).status).toBe(200);
+    await startSaleNow(db, redis, voucherId);
+    const s = await seen(voucherId, async () => expect((await grab(u!, voucherId)).status).toBe(200));
+    expect(scriptCalls(s)).toHaveLength(1);
+    expect(s.inside.filter(touchesGateSets).map((c) => c[0]!.toLowerCase())).toEqual(['sismember']);
+  });
+
+  it('a sold-out gated sale: refused from the process memory, nothing sent to Redis', async () => {
+    const voucherId = await createGatedVoucher(db, redis, { stock: 1, mode: 'first-come' });
+    const [buyer, stranger, other] = await createTestUsers(db, redis, 3);
+    await callRoute(reserveRoute, { method: 'POST', token: buyer!.token, params: { voucherId } });
+    await startSaleNow(db, redis, voucherId);
+    expect((await grab(buyer!, voucherId)).status).toBe(200);
+    expect((await grab(stranger!, voucherId)).json.error.code).toBe('SOLD_OUT'); // the script's answer, remembered
+    expect(handle.memory.lookup(voucherId)).toBe('SOLD_OUT');
+    await waitFor('the order written', async () => (await readSeckillState(redis, voucherId))?.pending === 0);
+    const s = await seen(voucherId, async () => {
+      for (let i = 0; i < 5; i++) expect((await grab(other!, voucherId)).json.error.code).toBe('SOLD_OUT');
+    });
+    expect(s.trips).toEqual([]);
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Editing a live sale through the API, with real grabs and a real worker: stock never below what
+ * is sold (Redis and MySQL agree after every change), window edits and take-downs reach the grab
+ * script, add-stock works mid-sale, and each action leaves an audit row with before → after.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { db, closeDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { closeMq } from '@/lib/mq/connection';
+import { callRoute } from '@/e2e/support/helpers';
+import { PEER_HEADER } from '@/lib/http/client-ip';
+import { POST as createRoute } from '@/app/api/admin/vouchers/route';
+import { PATCH as patchRoute } from '@/app/api/admin/vouchers/[id]/route';
+import { POST as stockRoute, GET as liveRoute } from '@/app/api/admin/vouchers/[id]/stock/route';
+import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
+import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { assertInvariants } from '@/lib/seckill/invariants';
+import { readSeckillState } from '@/lib/seckill/state';
+import { createTestUsers, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { listAudit } from '@/lib/audit/audit';
+import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
+
+let f: ConsoleFixture;
+let worker: OrderWorker;
+let users: TestUser[];
+const ipBase = Math.floor(Math.random() * 200);
+
+beforeAll(async () => {
+  f = await createConsoleFixture(db, redis);
+  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  users = await createTestUsers(db, redis, 40);
+});
+afterAll(async () => {
+  await worker.stop();
+  await Promise.all([closeMq(), closeDb(), closeRedis()]);
+});
+
+async function create(over: Record<string, unknown> = {}): Promise<string> {
+  const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, over) });
+  expect(r.status).toBe(201);
+  return r.json.data.id;
+}
+const grab = (u: TestUser, voucherId: string, i: number) =>
+  callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.${ipBase}.9.${i}` } });
+const patch = (id: string, body: unknown, token = f.merchantA.token) => callRoute(patchRoute, { method: 'PATCH', token, params: { id }, body });
+const drained = (id: string) =>
+  waitFor('drained', async () => {
+    const r = await callRoute(liveRoute, { token: f.merchantA.token, params: { id } });
+    return r.json.data.consistency.status === 'consistent' ? r.json.data : null;
+  });
+
+describe('edit a live sale', () => {
+  it('stock can go down to what is sold, not below; Redis and MySQL move together', async () => {
+    const id = await create({ stock: 10 });
+    const results = await Promise.all(users.slice(0, 6).map((u, i) => grab(u, id, i)));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    await drained(id);
+
+    const below = await patch(id, { stock: 5 });
+    expect(below.status).toBe(400);
+    expect(below.json.error.fields.stock).toContain('6');
+    expect((await readSeckillState(redis, id))?.initial).toBe(10);
+
+    const ok = await patch(id, { stock: 6, title: '改过的标题' });
+    expect(ok.status).toBe(200);
+    expect(ok.json.data.voucher).toMatchObject({ title: '改过的标题', seckill: { initialStock: 6, stock: 0 } });
+    expect(await readSeckillState(redis, id)).toMatchObject({ initial: 6, remaining: 0, buyers: 6 });
+    await assertInvariants(id, { drained: true });
+    expect((await grab(users[10]!, id, 10)).status).toBe(410);
+
+    const [audit] = await listAudit(db, { targetType: 'voucher', targetId: id, limit: 1 });
+    expect(audit).toMatchObject({ action: 'voucher.update', actorId: f.merchantA.id, before: { stock: 10 }, after: { stock: 6, title: '改过的标题' } });
+  });
+
+  it('price and begin time are locked once the sale is live; unchanged values pass', async () => {
+    const id = await create();
+    const r = await patch(id, { payValue: 100, beginTime: new Date(Date.now() - 3600_000).toISOString() });
+    expect(r.status).toBe(400);
+    expect(Object.keys(r.json.error.fields).sort()).toEqual(['beginTime', 'payValue']);
+    expect((await patch(id, { payValue: 990, actualValue: 5000, subTitle: 'ok' })).status).toBe(200);
+  });
+
+  it('add stock mid-sale: Redis and MySQL together, audited', async () => {
+    const id = await create({ stock: 2 });
+    await Promise.all(users.slice(11, 13).map((u, i) => grab(u, id, 11 + i)));
+    expect((await grab(users[13]!, id, 13)).status).toBe(410);
+    const r = await callRoute(stockRoute, { token: f.merchantA.token, params: { id }, body: { amount: 3 } });
+    expect(r.status).toBe(200);
+    expect(r.json.data.seckill.initialStock).toBe(5);
+    expect((await grab(users[13]!, id, 13)).status).toBe(200);
+    await drained(id);
+    await assertInvariants(id, { drained: true });
+    const [audit] = await listAudit(db, { targetType: 'voucher', targetId: id, limit: 1 });
+    expect(audit).toMatchObject({ action: 'voucher.add-stock', before: { stock: 2 }, after: { stock: 5, added: 3 } });
+    const tooMuch = await callRoute(stockRoute, { token: f.merchantA.token, params: { id }, body: { amount: 1_000_000 } });
+    expect(tooMuch.status).toBe(400);
+    expect(tooMuch.json.error.fields.amount).toContain('1,000,000');
+  });
+
+  it('a window edit reaches Redis: moving the end into the near future ends grabs then', async () => {
+    const id = await create();
+    const end = new Date(Date.now() + 1500);
+    const r = await patch(id, { endTime: end.toISOString() });
+    expect(r.status).toBe(200);
+    expect(r.json.data.redisSynced).toBe(true);
+    expect((await readSeckillState(redis, id))?.endTime).toBe(end.toISOString());
+    await new Promise((res) => setTimeout(res, 1600));
+    const late = await grab(users[20]!, id, 20);
+    expect(late.status).toBe(403);
+  });
+
+  it('an upcoming sale: moving begin and stock, re-preheated; then it opens', async () => {
+    const id = await create({ beginTime: new Date(Date.now() + 3600_000).toISOString(), endTime: new Date(Date.now() + 7200_000).toISOString(), stock: 5 });
+    expect((await grab(users[21]!, id, 21)).status).toBe(403);
+    const r = await patch(id, { beginTime: new Date(Date.now() - 1000).toISOString(), stock: 3, payValue: 500 });
+    expect(r.status).toBe(200);
+    expect(await readSeckillState(redis, id)).toMatchObject({ initial: 3, remaining: 3 });
+    expect((await grab(users[21]!, id, 21)).status).toBe(200);
+  });
+
+  it('take down: grabs stop at once, twice is a no-op, nothing can be edited afterwards', async () => {
+    const id = await create();
+    const r = await patch(id, { status: 'taken_down' });
+    expect(r.status).toBe(200);
+    expect(r.json.data.voucher.state).toBe('taken_down');
+    expect((await grab(users[22]!, id, 22)).status).toBe(403);
+    const again = await patch(id, { status: 'taken_down' });
+    expect(again.status).toBe(200);
+    const audits = await listAudit(db, { targetType: 'voucher', targetId: id, limit: 10 });
+    expect(audits.filter((a) => a.action === 'voucher.take-down')).toHaveLength(1);
+    expect((await patch(id, { title: 'x' })).status).toBe(409);
+    expect((await patch(id, { status: 'taken_down', title: 'x' })).status).toBe(400);
+  });
+
+  it('concurrent stock edits never leave Redis and MySQL apart', async () => {
+    const id = await create({ stock: 50 });
+    const edits = [20, 45, 30, 60, 25, 40].map((stock) => patch(id, { stock }));
+    const statuses = (await Promise.all(edits)).map((r) => r.status);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    await assertInvariants(id, { drained: true });
+  });
+});
