@@ -25,7 +25,7 @@ export default async function globalSetup() {
   } finally {
     redis.disconnect();
   }
-  const worker = spawn('npx', ['tsx', 'workers/order-worker.ts'], { stdio: ['ignore', 'ignore', 'inherit'], env: process.env, cwd: root, detached: true });
+  const worker = spawn('npx', ['tsx', 'workers/background.ts'], { stdio: ['ignore', 'ignore', 'inherit'], env: process.env, cwd: root, detached: true });
   await new Promise((r) => setTimeout(r, 1500));
   if (worker.exitCode !== null) throw new Error(`order worker exited early with code ${worker.exitCode}`);
   return async () => {

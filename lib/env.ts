@@ -106,7 +106,7 @@ const schema = z.object({
     .string()
     .default('0,5000,30000')
     .transform((s) => s.split(',').map((x) => Number(x.trim())).filter((n) => Number.isFinite(n) && n >= 0)),
-  /** The RabbitMQ broker. */
+  /** The RabbitMQ broker: one amqp URL, or a comma-separated list, one per node of a cluster (docs/rabbitmq.md#a-cluster). */
   RABBITMQ_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   /** Prefix of every exchange and queue name, so tests and several deployments can share a broker. */
   MQ_PREFIX: z.string().regex(/^[a-z0-9_.-]+$/i).default('hmdp'),

@@ -47,5 +47,8 @@ echo "▶ fault suite (CI size)"; npx tsx e2e/faults/run.ts --ci
 # A Redis Cluster failover mid-sale with the replica made to fall behind first (about 45 s): the
 # forgotten grabs are repaired by the worker itself, every 200 reads created/failed to its buyer.
 echo "▶ failover mid-sale";     npx tsx e2e/faults/failover.ts --ci
+# A RabbitMQ node lost mid-sale (about 80 s): a fresh 3-node cluster, the orders queue's leader
+# SIGKILLed while buyers grab through it; grabs keep being accepted, 0 lost (docs/rabbitmq.md#a-node-lost-mid-sale).
+echo "▶ broker node lost mid-sale"; npx tsx e2e/faults/rabbit-cluster.ts --ci --via-victim
 echo "▶ browser e2e";          npx playwright test -c e2e/playwright.config.ts
 echo "▶ browser e2e: order lifecycle (12 s payment window)"; ORDER_PAY_TIMEOUT_SECONDS=12 npx playwright test -c e2e/playwright.config.ts e2e/lifecycle.spec.ts

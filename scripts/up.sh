@@ -49,7 +49,7 @@ trap stop INT TERM EXIT
 
 # The web server: hot routes on bare node:http, the rest through Next (WEB_CONCURRENCY processes).
 NODE_ENV=production HOST="$HOST" PORT="$PORT" node --import tsx workers/web-server.ts & pids+=($!)
-NODE_ENV=production node_modules/.bin/tsx workers/order-worker.ts & pids+=($!)
+NODE_ENV=production node_modules/.bin/tsx workers/background.ts & pids+=($!)
 
 healthy=0
 for _ in $(seq 1 120); do

@@ -1,6 +1,6 @@
 /**
  * What every bench scenario needs: its own web server(s) and worker(s) (workers/web-server.ts and
- * `workers/order-worker.ts`, on the bench database / Redis db / queue prefix the runner set in
+ * `workers/background.ts`, on the bench database / Redis db / queue prefix the runner set in
  * process.env), users logged in through the real SMS login, an autocannon storm with a progress
  * line, and cleanup of everything it started.
  */
@@ -113,7 +113,7 @@ export class Harness {
 
   /** n order workers; resolves once each is consuming. */
   async startWorkers(n: number, extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Proc[]> {
-    const procs = Array.from({ length: n }, (_, i) => this.spawnProc(`worker${i + 1}`, [...nodeArgs, '--import', 'tsx', 'workers/order-worker.ts'], this.env({ LOG_LEVEL: 'info', ...extra })));
+    const procs = Array.from({ length: n }, (_, i) => this.spawnProc(`worker${i + 1}`, [...nodeArgs, '--import', 'tsx', 'workers/background.ts'], this.env({ LOG_LEVEL: 'info', ...extra })));
     await Promise.all(procs.map((p) => waitUntil(`${p.name} consuming`, p, async () => p.tail.some((l) => l.includes('order worker consuming')), 60_000)));
     return procs;
   }

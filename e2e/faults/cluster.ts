@@ -23,7 +23,7 @@ export class Cluster {
   }
 
   startWorker(i: number): void {
-    this.workers.set(i, start(`worker-${i}-${++this.seq}`, 'node_modules/.bin/tsx', ['workers/order-worker.ts'], this.env));
+    this.workers.set(i, start(`worker-${i}-${++this.seq}`, 'node_modules/.bin/tsx', ['workers/background.ts'], this.env));
   }
 
   async start(): Promise<void> {

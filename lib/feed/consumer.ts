@@ -1,7 +1,8 @@
 /**
- * The fan-out consumer, run inside the worker process beside the order consumer: its own
- * connection and channel, manual acks after the inboxes are written, reconnect with backoff when
- * the broker goes away, and a stop() that cancels the consumer and waits for in-flight messages.
+ * The fan-out consumer, run inside the background worker process beside the order consumer on the
+ * shared consumer (lib/mq/consumer.ts): its own connection and channel, manual acks after the
+ * inboxes are written, reconnect with backoff when the broker goes away, and a stop() that cancels
+ * the consumer and waits for in-flight messages.
  * A failing message is requeued; the quorum queue's delivery limit dead-letters a poison one.
  *
  * The note row is the outbox: `tb_blog.fanout_at` is set once its fan-out finished, and a sweeper
@@ -9,11 +10,12 @@
  * broker that was down, or the message was dead-lettered). A Redis claim lets one worker sweep
  * per interval; a duplicate fan-out would be harmless anyway (inbox writes are idempotent).
  */
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Channel, ConsumeMessage } from 'amqplib';
+import type { Registry } from 'prom-client';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
-import { connectMq } from '@/lib/mq/connection';
+import { startConsumer, type ConsumerSession } from '@/lib/mq/consumer';
 import { assertFeedTopology, feedNames } from '@/lib/mq/topology';
 import { redis as defaultRedis } from '@/lib/redis/client';
 import type { RedisClient } from '@/lib/redis/types';
@@ -35,6 +37,8 @@ export interface FeedConsumerOptions {
   sweepIntervalMs?: number;
   /** A note unmarked for this long is republished. */
   sweepStaleMs?: number;
+  /** Where the consumer's session metrics go (the worker's /metrics). */
+  registry?: Registry;
 }
 
 export interface FeedConsumer {
@@ -50,15 +54,9 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
   const db = options.db ?? defaultDb;
   const redis = options.redis ?? defaultRedis;
   const url = options.rabbitUrl ?? env.RABBITMQ_URL;
-  let stopping = false;
-  let conn: ChannelModel | undefined;
-  let ch: Channel | undefined;
-  let confirm: ConfirmChannel | undefined;
+  let session: ConsumerSession | undefined;
   const sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
   const sweepStaleMs = options.sweepStaleMs ?? 60_000;
-  let tag: string | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let delay = 500;
   const inFlight = new Set<Promise<void>>();
 
   async function handle(c: Channel, m: ConsumeMessage): Promise<void> {
@@ -86,54 +84,8 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
     }
   }
 
-  async function open(): Promise<void> {
-    const c = await connectMq(url);
-    const channel = await c.createChannel();
-    const confirmChannel = await c.createConfirmChannel();
-    const lost = () => {
-      if (conn !== c) return;
-      conn = undefined;
-      ch = undefined;
-      confirm = undefined;
-      if (!stopping) {
-        log.warn('feed consumer lost the broker; reconnecting');
-        c.close().catch(() => {});
-        reconnect();
-      }
-    };
-    c.on('close', lost);
-    channel.on('close', lost);
-    channel.on('error', (err: Error) => log.warn({ err: err.message }, 'feed channel error'));
-    confirmChannel.on('close', lost);
-    confirmChannel.on('error', (err: Error) => log.warn({ err: err.message }, 'feed publisher channel error'));
-    conn = c;
-    ch = channel;
-    confirm = confirmChannel;
-    await assertFeedTopology(channel);
-    await channel.prefetch(options.prefetch ?? 2);
-    const r = await channel.consume(feedNames.queue, (m) => {
-      if (!m) return lost();
-      const p = handle(channel, m).finally(() => inFlight.delete(p));
-      inFlight.add(p);
-    });
-    tag = r.consumerTag;
-    delay = 500;
-  }
-
-  function reconnect(): void {
-    if (stopping || timer) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      open().catch((err: Error) => {
-        log.warn({ err: err.message }, 'feed consumer: broker still unavailable');
-        reconnect();
-      });
-    }, delay);
-    delay = Math.min(delay * 2, 5000);
-  }
-
   async function sweepNow(): Promise<number> {
-    const pub = confirm;
+    const pub = session?.alive ? session.confirm : undefined;
     if (!pub) return 0;
     const claimed = await redis.set(keys.feedSweep(), String(process.pid), 'PX', Math.max(100, sweepIntervalMs - 100), 'NX');
     if (claimed !== 'OK') return 0;
@@ -148,22 +100,27 @@ export async function startFeedConsumer(options: FeedConsumerOptions = {}): Prom
   sweepTimer.unref();
 
   // A broker that is down at start is retried in the background, like a lost one.
-  await open().catch((err: Error) => {
-    log.warn({ err: err.message }, 'feed consumer: broker unavailable at start; retrying');
-    reconnect();
+  const consumer = await startConsumer({
+    name: 'feed consumer',
+    url,
+    queue: feedNames.queue,
+    prefetch: options.prefetch ?? 2,
+    confirmChannel: true,
+    registry: options.registry,
+    setup: (s) => assertFeedTopology(s.ch),
+    onMessage: (s, m) => {
+      const p = handle(s.ch, m).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    },
+    onOpened: (s) => {
+      session = s;
+    },
   });
   return {
     sweepNow,
     async stop() {
-      stopping = true;
-      if (timer) clearTimeout(timer);
       clearInterval(sweepTimer);
-      const c = conn;
-      const channel = ch;
-      if (channel && tag) await channel.cancel(tag).catch(() => {});
-      await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, STOP_BUDGET_MS).unref())]);
-      conn = undefined;
-      await c?.close().catch(() => {});
+      await consumer.stop(() => Promise.allSettled([...inFlight]), STOP_BUDGET_MS);
     },
   };
 }

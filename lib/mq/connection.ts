@@ -19,12 +19,35 @@ const RECONNECT_HOLD_MS = 1000;
 const g = globalThis as unknown as { __hmdpMq?: MqState };
 const state: MqState = g.__hmdpMq ?? (g.__hmdpMq = {});
 
-export async function connectMq(url = env.RABBITMQ_URL): Promise<ChannelModel> {
-  // noDelay: Nagle's algorithm holds small confirmed publishes back until the broker's delayed
-  // ACK (tens of ms each); the grab path publishes many small messages.
-  const conn = await amqp.connect(url, { timeout: 5000, noDelay: true, clientProperties: { connection_name: `hmdp-${process.pid}` } });
-  conn.on('error', (err: Error) => log.warn({ err: err.message }, 'rabbitmq connection error'));
-  return conn;
+/** Per node list: the node the last connection reached, tried first next time. */
+const lastGood = new Map<string, number>();
+
+/**
+ * Connects to one node of `urls` (a comma-separated list, one amqp URL per cluster node:
+ * docs/rabbitmq.md#a-cluster): the node that answered last time first, then the others in order,
+ * so a reconnect after a node died lands on a live one within the same attempt.
+ */
+export async function connectMq(urls = env.RABBITMQ_URL): Promise<ChannelModel> {
+  const nodes = urls.split(',').map((u) => u.trim()).filter(Boolean);
+  const first = lastGood.get(urls) ?? 0;
+  let lastErr: unknown;
+  for (let i = 0; i < nodes.length; i++) {
+    const at = (first + i) % nodes.length;
+    try {
+      // noDelay: Nagle's algorithm holds small confirmed publishes back until the broker's delayed
+      // ACK (tens of ms each); the grab path publishes many small messages.
+      const conn = await amqp.connect(nodes[at]!, { timeout: 5000, noDelay: true, clientProperties: { connection_name: `hmdp-${process.pid}` } });
+      conn.on('error', (err: Error) => log.warn({ err: err.message }, 'rabbitmq connection error'));
+      lastGood.set(urls, at);
+      return conn;
+    } catch (err) {
+      lastErr = err;
+      if (nodes.length > 1) log.warn({ err: (err as Error).message, node: at }, 'rabbitmq node unavailable; trying the next');
+    }
+  }
+  // The next attempt starts one node further: the one that failed last is tried last.
+  if (nodes.length > 1) lastGood.set(urls, (first + 1) % nodes.length);
+  throw lastErr instanceof Error ? lastErr : new Error('no rabbitmq node answered');
 }
 
 export function getConnection(): Promise<ChannelModel> {
@@ -63,7 +86,7 @@ export function getPublishChannel(): Promise<ConfirmChannel> {
       ch.on('close', () => {
         if (state.pub === p) state.pub = undefined;
       });
-      await assertTopology(ch);
+      await assertTopology(ch, undefined, conn);
       return ch;
     })();
     state.pub = p;

@@ -9,8 +9,9 @@
  *                                          with x-reason / x-attempts headers (the worker also
  *                                          files each one in tb_order_dead_letter for the admin)
  */
-import type { Channel } from 'amqplib';
+import type { Channel, ChannelModel } from 'amqplib';
 import { env } from '@/lib/env';
+import { log } from '@/lib/log';
 
 export const ORDER_ROUTING_KEY = 'order.create';
 /** Delay tiers for retries, as multiples of the base; attempt n waits tier min(n-1, last). */
@@ -35,8 +36,15 @@ export function retryDelayFor(attempt: number, baseMs = env.ORDER_RETRY_BASE_MS)
   return RETRY_FACTORS[i]! * baseMs;
 }
 
-/** Retry queues are named by their delay, so processes with another retry base never clash. */
-export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_BASE_MS): Promise<void> {
+/**
+ * Retry queues are named by their delay, so processes with another retry base never clash.
+ * With `conn`, the (classic) payment-timeout queues are declared on a channel of their own, and a
+ * refusal there is only logged: on a cluster, a classic queue whose home node is down fails its
+ * declaration (`404 … home node … down`) and closes the channel that asked, and the grab path's
+ * publish channel and the order worker's session must not go down with it
+ * (docs/rabbitmq.md#a-cluster). A timeout not scheduled meanwhile is the SQL backstop's.
+ */
+export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_BASE_MS, conn?: ChannelModel): Promise<void> {
   await ch.assertExchange(names.ordersExchange, 'direct', { durable: true });
   await ch.assertQueue(names.ordersQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   await ch.bindQueue(names.ordersQueue, names.ordersExchange, ORDER_ROUTING_KEY);
@@ -58,7 +66,16 @@ export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_
   await ch.assertExchange(names.deadExchange, 'fanout', { durable: true });
   await ch.assertQueue(names.deadQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   await ch.bindQueue(names.deadQueue, names.deadExchange, '');
-  await assertTimeoutTopology(ch);
+  if (!conn) return assertTimeoutTopology(ch);
+  const side = await conn.createChannel();
+  side.on('error', () => {});
+  try {
+    await assertTimeoutTopology(side);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'payment-timeout queues unavailable; the SQL backstop covers timeouts meanwhile');
+  } finally {
+    await side.close().catch(() => {});
+  }
 }
 
 /**

@@ -13,6 +13,7 @@
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
 import { log } from '@/lib/log';
+import { Backoff } from '@/lib/backoff';
 import { parseOrderMessage, type OrderMessage } from '@/lib/seckill/message';
 import type { WorkerMetrics } from '@/lib/order/metrics';
 import { insertDeadLetterOnce } from '@/lib/order/order.repository';
@@ -58,7 +59,7 @@ export function createBatchHandler(deps: HandlerDeps) {
   const { db, redis, metrics } = deps;
 
   async function untilDbAnswers<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    let delay = 100;
+    const backoff = new Backoff(100, 5000);
     for (;;) {
       try {
         return await fn();
@@ -66,9 +67,8 @@ export function createBatchHandler(deps: HandlerDeps) {
         if (!isTransientDbError(err)) throw err;
         metrics.dbStalls.inc();
         if (deps.isStopping()) throw new ShuttingDown();
-        log.warn({ err: (err as Error).message, retryInMs: delay }, `${what}: database unavailable, retrying`);
-        await sleep(delay);
-        delay = Math.min(delay * 2, 5000);
+        log.warn({ err: (err as Error).message, retryInMs: backoff.peek() }, `${what}: database unavailable, retrying`);
+        await backoff.sleep();
       }
     }
   }

@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 function spawnWorker(extra: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/order-worker.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/background.ts'], {
     // Only the delayed messages may cancel: the backstop and the outbox sweeper are pushed out of reach.
     env: { ...process.env, ORDER_TIMEOUT_SWEEP_INTERVAL_MS: '600000', OUTBOX_SWEEP_INTERVAL_MS: '600000', LOG_LEVEL: 'warn', ...extra },
     stdio: ['ignore', 'ignore', 'inherit'],

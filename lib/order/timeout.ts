@@ -1,18 +1,18 @@
 /**
- * The payment-timeout consumer and its SQL backstop, run inside the order worker process
- * (workers/order-worker.ts). A timeout message arrives when the delay queue's TTL runs out; the
+ * The payment-timeout consumer and its SQL backstop, run inside the background worker process
+ * (workers/background.ts) on the shared consumer (lib/mq/consumer.ts). A timeout message arrives when the delay queue's TTL runs out; the
  * consumer cancels the order if it is still unpaid and past its deadline (the conditional write
  * decides, so a payment racing it is never undone) and returns the unit. Every
  * ORDER_TIMEOUT_SWEEP_INTERVAL_MS the backstop cancels overdue orders whose message was lost or is
  * late, and completes stock returns still owed to Redis.
  */
-import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import type { ConsumeMessage } from 'amqplib';
+import type { Registry } from 'prom-client';
 import type { RedisClient } from '@/lib/redis/types';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
-import { createReconnector } from '@/lib/mq/reconnect';
-import { connectMq } from '@/lib/mq/connection';
+import { settle as settleOn, startConsumer, type ConsumerSession } from '@/lib/mq/consumer';
 import { assertTimeoutTopology, names } from '@/lib/mq/topology';
 import { cancelIfOverdue } from '@/lib/order/lifecycle';
 import { overdueUnpaidIds } from '@/lib/order/lifecycle.repository';
@@ -28,6 +28,8 @@ export interface TimeoutWorkerOptions {
   timeoutSeconds?: number;
   sweepIntervalMs?: number;
   prefetch?: number;
+  /** Where the consumer's session metrics go (the worker's /metrics). */
+  registry?: Registry;
 }
 
 export interface TimeoutStats {
@@ -65,8 +67,6 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
   const stats: TimeoutStats = { byMessage: 0, byBackstop: 0, returnsCompleted: 0 };
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
-  let session: { conn: ChannelModel; ch: Channel; alive: boolean; tag?: string } | undefined;
-  const reconnect = createReconnector(() => openSession(), 'timeout consumer');
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
 
@@ -79,16 +79,8 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
     }
   }
 
-  function onMessage(s: NonNullable<typeof session>, m: ConsumeMessage): void {
-    const settle = (fn: () => void) => {
-      if (s.alive) {
-        try {
-          fn();
-        } catch (err) {
-          log.warn({ err: (err as Error).message }, 'timeout ack failed');
-        }
-      }
-    };
+  function onMessage(s: ConsumerSession, m: ConsumeMessage): void {
+    const settle = (fn: () => void) => settleOn(s, fn, 'timeout consumer');
     let orderIds: string[];
     try {
       orderIds = timeoutOrderIds(m.content);
@@ -128,31 +120,6 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
       })
       .finally(() => inFlight.delete(p));
     inFlight.add(p);
-  }
-
-  async function openSession(): Promise<void> {
-    const conn = await connectMq(o.rabbitUrl);
-    const ch = await conn.createChannel();
-    const s: NonNullable<typeof session> = { conn, ch, alive: true };
-    const lost = (why: string) => {
-      if (!s.alive) return;
-      s.alive = false;
-      if (session === s) session = undefined;
-      if (!stopping) {
-        log.warn({ why }, 'timeout consumer lost the broker; reconnecting');
-        conn.close().catch(() => {});
-        reconnect.schedule();
-      }
-    };
-    conn.on('close', () => lost('connection closed'));
-    ch.on('close', () => lost('channel closed'));
-    ch.on('error', (err: Error) => log.warn({ err: err.message }, 'timeout channel error'));
-    await assertTimeoutTopology(ch, o.timeoutSeconds * 1000);
-    await ch.prefetch(o.prefetch);
-    const { consumerTag } = await ch.consume(names.timeoutQueue, (m) => (m ? onMessage(s, m) : lost('consumer cancelled')), { noAck: false });
-    s.tag = consumerTag;
-    session = s;
-    reconnect.opened();
   }
 
   async function backstop(): Promise<void> {
@@ -195,12 +162,15 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
     sweepTimer = setTimeout(() => void backstopNow().finally(scheduleSweep), o.sweepIntervalMs * (0.8 + Math.random() * 0.4));
   }
 
-  try {
-    await openSession();
-  } catch (err) {
-    log.error({ err: (err as Error).message }, 'timeout consumer cannot reach the broker yet; retrying in the background');
-    reconnect.schedule();
-  }
+  const consumer = await startConsumer({
+    name: 'timeout consumer',
+    url: o.rabbitUrl,
+    queue: names.timeoutQueue,
+    prefetch: o.prefetch,
+    registry: options.registry,
+    setup: (s) => assertTimeoutTopology(s.ch, o.timeoutSeconds * 1000),
+    onMessage,
+  });
   scheduleSweep();
 
   return {
@@ -210,15 +180,7 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
       if (stopping) return;
       stopping = true;
       clearTimeout(sweepTimer);
-      reconnect.stop();
-      const s = session;
-      const within = (p: Promise<unknown>) => Promise.race([p, sleep(5000)]);
-      if (s?.alive && s.tag) await within(s.ch.cancel(s.tag).catch(() => {}));
-      await within(Promise.all([...inFlight, sweeping]));
-      if (s) {
-        s.alive = false;
-        await within(s.conn.close().catch(() => {}));
-      }
+      await consumer.stop(() => Promise.all([...inFlight, sweeping]));
     },
   };
 }

@@ -1,16 +1,16 @@
 /**
  * The order worker (docs/flash-sale.md#the-order-worker): consumes the orders queue with manual acks, persists in
  * batches, sweeps the outbox, reconnects to a broker that went away, and stops cleanly.
- * `workers/order-worker.ts` runs it as a process; tests run it in-process with their own options.
+ * `workers/background.ts` runs it as a process; tests run it in-process with their own options.
+ * The session, reconnect and stop are the shared consumer's (lib/mq/consumer.ts).
  */
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Server } from 'node:http';
 import type { RedisClient } from '@/lib/redis/types';
 import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
-import { createReconnector } from '@/lib/mq/reconnect';
-import { connectMq } from '@/lib/mq/connection';
+import { settle, startConsumer, type ConsumerSession } from '@/lib/mq/consumer';
 import { publishConfirmed } from '@/lib/mq/confirm';
 import { assertTopology, names, retryDelayFor } from '@/lib/mq/topology';
 import { Batcher } from '@/lib/order/batcher';
@@ -51,16 +51,8 @@ export interface OrderWorker {
   stop(): Promise<void>;
 }
 
-interface Session {
-  conn: ChannelModel;
-  consume: Channel;
-  confirm: ConfirmChannel;
-  alive: boolean;
-  consumerTag?: string;
-}
-
 interface AmqpDelivery extends Delivery {
-  session: Session;
+  session: ConsumerSession;
   messageId?: string;
 }
 
@@ -86,7 +78,7 @@ class BatchPart implements AmqpDelivery {
   private done = false;
   private encoded: Buffer | undefined;
   constructor(
-    readonly session: Session,
+    readonly session: ConsumerSession,
     readonly attempts: number,
     readonly msg: OrderMessage,
     private readonly whole: WholeMessage,
@@ -117,7 +109,6 @@ class BatchPart implements AmqpDelivery {
 }
 
 const STOP_BUDGET_MS = 8000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startOrderWorker(options: OrderWorkerOptions = {}): Promise<OrderWorker> {
   const o = {
@@ -136,15 +127,15 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
   };
   const metrics = createWorkerMetrics();
   let stopping = false;
-  let session: Session | undefined;
-  const reconnect = createReconnector(() => openSession(), 'order worker');
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepStats | null> | undefined;
   let metricsServer: Server | undefined;
 
+  /** The consuming session (lib/mq/consumer.ts): its confirm channel carries the worker's publishes. */
+  let session: ConsumerSession | undefined;
   const liveConfirm = (d?: AmqpDelivery): ConfirmChannel => {
     const s = d?.session ?? session;
-    if (!s?.alive) throw new Error('no live broker channel');
+    if (!s?.alive || !s.confirm) throw new Error('no live broker channel');
     return s.confirm;
   };
 
@@ -191,17 +182,8 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
    * broker's message is acked once every one of them is settled — or requeued whole if any asked
    * for it (the orders already written are then duplicates on redelivery, which insert nothing).
    */
-  function toDeliveries(s: Session, m: ConsumeMessage): AmqpDelivery[] {
+  function toDeliveries(s: ConsumerSession, m: ConsumeMessage, settle: (fn: () => void) => void): AmqpDelivery[] {
     const attempts = Number(m.properties.headers?.['x-attempts'] ?? 0);
-    // Acks on a channel that died are meaningless: the broker redelivers those messages anyway.
-    const settle = (fn: () => void) => {
-      if (!s.alive) return;
-      try {
-        fn();
-      } catch (err) {
-        log.warn({ err: (err as Error).message }, 'ack/nack failed');
-      }
-    };
     const base = {
       session: s,
       attempts: Number.isFinite(attempts) && attempts > 0 ? Math.floor(attempts) : 0,
@@ -212,53 +194,17 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
         ...base,
         body: m.content,
         messageId: typeof m.properties.messageId === 'string' ? m.properties.messageId : undefined,
-        ack: () => settle(() => s.consume.ack(m)),
-        requeue: () => settle(() => s.consume.nack(m, false, true)),
+        ack: () => settle(() => s.ch.ack(m)),
+        requeue: () => settle(() => s.ch.nack(m, false, true)),
       }];
     }
-    const whole = new WholeMessage(parts.length, (requeue) => settle(() => (requeue ? s.consume.nack(m, false, true) : s.consume.ack(m))));
+    const whole = new WholeMessage(parts.length, (requeue) => settle(() => (requeue ? s.ch.nack(m, false, true) : s.ch.ack(m))));
     return parts.map((msg) => new BatchPart(s, base.attempts, msg, whole));
-  }
-
-  async function openSession(): Promise<void> {
-    const conn = await connectMq(o.rabbitUrl);
-    const s: Session = { conn, consume: await conn.createChannel(), confirm: await conn.createConfirmChannel(), alive: true };
-    const lost = (why: string) => {
-      if (!s.alive) return;
-      s.alive = false;
-      batcher.discard((d) => d.session !== s);
-      if (session === s) session = undefined;
-      if (!stopping) {
-        log.warn({ why }, 'order worker lost the broker; reconnecting');
-        conn.close().catch(() => {});
-        reconnect.schedule();
-      }
-    };
-    conn.on('close', () => lost('connection closed'));
-    s.consume.on('close', () => lost('consumer channel closed'));
-    s.confirm.on('close', () => lost('publisher channel closed'));
-    s.consume.on('error', (err: Error) => log.warn({ err: err.message }, 'consumer channel error'));
-    s.confirm.on('error', (err: Error) => log.warn({ err: err.message }, 'publisher channel error'));
-    await assertTopology(s.confirm, o.retryBaseMs);
-    await s.consume.prefetch(o.prefetch);
-    const { consumerTag } = await s.consume.consume(
-      names.ordersQueue,
-      (m) => {
-        if (m) for (const d of toDeliveries(s, m)) batcher.push(d);
-        else lost('consumer cancelled by the broker');
-      },
-      { noAck: false },
-    );
-    s.consumerTag = consumerTag;
-    session = s;
-    reconnect.opened();
-    log.info({ queue: names.ordersQueue, prefetch: o.prefetch, batchSize: o.batchSize }, 'order worker consuming');
   }
 
   function sweepOnce(): Promise<SweepStats | null> {
     if (sweeping) return sweeping;
-    const s = session;
-    if (!s?.alive) return Promise.resolve(null);
+    if (!session?.alive) return Promise.resolve(null);
     sweeping = sweepOutbox({
       db: o.db,
       redis: o.redis,
@@ -288,12 +234,23 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     sweepTimer = setTimeout(() => void sweepOnce().finally(scheduleSweep), delay);
   }
 
-  try {
-    await openSession();
-  } catch (err) {
-    log.error({ err: (err as Error).message }, 'order worker cannot reach the broker yet; retrying in the background');
-    reconnect.schedule();
-  }
+  const consumer = await startConsumer({
+    name: 'order worker',
+    url: o.rabbitUrl,
+    queue: names.ordersQueue,
+    prefetch: o.prefetch,
+    confirmChannel: true,
+    registry: metrics.registry,
+    setup: (s) => assertTopology(s.confirm!, o.retryBaseMs, s.conn),
+    onMessage: (s, m) => {
+      for (const d of toDeliveries(s, m, (fn) => settle(s, fn, 'order worker'))) batcher.push(d);
+    },
+    onOpened: (s) => {
+      session = s;
+    },
+    // Acks on a channel that died are meaningless: the broker redelivers those messages anyway.
+    onLost: (s) => batcher.discard((d) => d.session !== s),
+  });
   scheduleSweep();
   // Redis may forget accepted grabs (restart, failover): rebuild the live sales from MySQL then.
   const repair = o.repairCheckMs > 0 ? startRedisRepair({ db: o.db, redis: o.redis, checkMs: o.repairCheckMs, delaysMs: options.repairDelaysMs, repairs: metrics.repairs }) : null;
@@ -308,19 +265,10 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     async stop() {
       if (stopping) return;
       stopping = true;
-      const deadline = Date.now() + STOP_BUDGET_MS;
-      const within = (p: Promise<unknown>) => Promise.race([p, sleep(Math.max(0, deadline - Date.now()))]);
       clearTimeout(sweepTimer);
-      reconnect.stop();
       repair?.stop();
-      const s = session;
-      if (s?.alive && s.consumerTag) await within(s.consume.cancel(s.consumerTag).catch(() => {}));
       // Everything delivered before the cancel is in the batcher now: persist and ack it.
-      await within(Promise.all([batcher.idle(), sweeping]));
-      if (s) {
-        s.alive = false;
-        await within(s.conn.close().catch(() => {}));
-      }
+      await consumer.stop(() => Promise.all([batcher.idle(), sweeping]), STOP_BUDGET_MS);
       metricsServer?.close();
     },
   };

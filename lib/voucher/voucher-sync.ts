@@ -6,6 +6,7 @@
 import type { RedisClient } from '@/lib/redis/types';
 import type { Executor } from '@/lib/db/client';
 import { log } from '@/lib/log';
+import { Backoff } from '@/lib/backoff';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { preheatVoucher } from '@/lib/seckill/preheat';
@@ -58,9 +59,8 @@ export async function syncRedisUntilAgreed(db: Executor, redis: RedisClient, vou
   if (!retrying.has(voucherId)) {
     retrying.add(voucherId);
     void (async () => {
-      for (let delay = 1000; !(await syncRedisLocked(db, redis, voucherId)); delay = Math.min(delay * 2, BACKGROUND_MAX_DELAY_MS)) {
-        await new Promise((r) => setTimeout(r, delay).unref());
-      }
+      const backoff = new Backoff(1000, BACKGROUND_MAX_DELAY_MS);
+      while (!(await syncRedisLocked(db, redis, voucherId))) await backoff.sleep(true);
       retrying.delete(voucherId);
       log.info({ voucherId }, 'Redis agrees with MySQL again after an admin change');
     })();

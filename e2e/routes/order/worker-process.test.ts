@@ -28,9 +28,9 @@ afterAll(async () => {
   await Promise.all([closeMq(), closeDb(), closeRedis()]);
 });
 
-/** `tsx workers/order-worker.ts` in one process (no npx wrapper), so signals reach the worker itself. */
+/** `tsx workers/background.ts` in one process (no npx wrapper), so signals reach the worker itself. */
 function spawnWorker(extra: Record<string, string> = {}, stdout: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/order-worker.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/background.ts'], {
     env: {
       ...process.env,
       WORKER_BATCH_SIZE: '5',

@@ -50,7 +50,7 @@ describe('the worker process reconciles payments', () => {
     expect((await post(approveRoute, f.merchantA.token)).json.data).toEqual({ orderId, status: 5 });
     await ageAttempts(db, [orderId]);
 
-    child = spawn(process.execPath, ['--import', 'tsx', 'workers/order-worker.ts'], {
+    child = spawn(process.execPath, ['--import', 'tsx', 'workers/background.ts'], {
       env: { ...process.env, WORKER_METRICS_PORT: String(METRICS_PORT), PAYMENT_RECONCILE_INTERVAL_MS: '200', LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -1,6 +1,10 @@
 /**
- * The order worker: consumes order messages from RabbitMQ and persists them to MySQL, and sweeps
- * the Redis outbox (lib/order/worker.ts), and reconciles payments (lib/payment/reconcile.ts). Run as many copies as you like (competing consumers).
+ * Every background consumer and loop, in one process (docs/rabbitmq.md#the-background-worker):
+ * the order worker (orders queue → MySQL, the Redis outbox sweep: lib/order/worker.ts), the
+ * payment-timeout consumer and its SQL backstop (lib/order/timeout.ts), the feed fan-out
+ * (lib/feed/consumer.ts), social upkeep (lib/blog/upkeep.ts) and the payment reconciler
+ * (lib/payment/reconcile.ts). The three AMQP consumers share lib/mq/consumer.ts. Run as many
+ * copies as you like (competing consumers).
  * SIGTERM/SIGINT: stop consuming, finish and ack in-flight work, close connections, exit within 10 s.
  */
 import { log } from '@/lib/log';
@@ -25,11 +29,13 @@ lowerOwnPriority(env.WORKER_NICE);
 
 const starting = (async () => {
   const worker = await startOrderWorker();
-  const timeouts = await startTimeoutWorker();
-  const feedConsumer = await startFeedConsumer(); // 点评 feed fan-out, same process and shutdown
+  // Their session metrics land on the order worker's /metrics beside its own.
+  const registry = worker.metrics.registry;
+  const timeouts = await startTimeoutWorker({ registry });
+  const feedConsumer = await startFeedConsumer({ registry }); // 点评 feed fan-out, same process and shutdown
   const socialUpkeep = startSocialUpkeep(); // like counts follow the likes; uploads swept
   // Money the books still owe (refunds not confirmed, charges not settled), on the worker's /metrics.
-  const reconciler = startPaymentReconciler({ db, redis, registry: worker.metrics.registry });
+  const reconciler = startPaymentReconciler({ db, redis, registry });
   return [worker, timeouts, feedConsumer, socialUpkeep, reconciler];
 })();
 
