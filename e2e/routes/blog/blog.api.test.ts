@@ -10,7 +10,7 @@ import { keys } from '@/lib/redis/keys';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
 import { beijingDay } from '@/lib/sign/beijing-day';
 import { fanOut } from '@/lib/feed/fanout';
-import { makePicture, cleanupSocialFixtures, makeShop } from '@/e2e/support/fixtures/blog';
+import { cleanupSocialFixtures, makeShop, uploadPicture } from '@/e2e/support/fixtures/blog';
 import * as blogs from '@/app/api/blogs/route';
 import * as blog from '@/app/api/blogs/[id]/route';
 import * as like from '@/app/api/blogs/[id]/like/route';
@@ -21,7 +21,6 @@ import * as followRoute from '@/app/api/users/[id]/follow/route';
 import * as profile from '@/app/api/users/[id]/route';
 import * as feed from '@/app/api/feed/route';
 import * as sign from '@/app/api/sign/route';
-import * as upload from '@/app/api/uploads/route';
 
 type Login = Awaited<ReturnType<typeof loginNewUser>>;
 let author: Login;
@@ -39,13 +38,6 @@ afterAll(async () => {
   await closeRedis();
 });
 
-async function uploadPicture(token: string): Promise<string> {
-  const res = await upload.POST(
-    new Request('http://localhost:3000/api/uploads', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'image/png' }, body: new Uint8Array(await makePicture('png')) }),
-    { params: Promise.resolve({}) },
-  );
-  return ((await res.json()) as { data: { name: string } }).data.name;
-}
 
 describe('notes API', () => {
   let noteId = '';

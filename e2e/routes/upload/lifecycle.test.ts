@@ -8,12 +8,11 @@ import { closeDb, db } from '@/lib/db/client';
 import { closeMq } from '@/lib/mq/connection';
 import { closeRedis } from '@/lib/redis/client';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
-import { cleanupSocialFixtures, makePicture, makeShop } from '@/e2e/support/fixtures/blog';
+import { cleanupSocialFixtures, makeShop, uploadPicture } from '@/e2e/support/fixtures/blog';
 import { imageExists } from '@/lib/upload/image';
 import { sweepUploads, UNATTACHED_TTL_MS } from '@/lib/upload/lifecycle';
 import * as blogs from '@/app/api/blogs/route';
 import * as blog from '@/app/api/blogs/[id]/route';
-import * as upload from '@/app/api/uploads/route';
 import * as serve from '@/app/api/uploads/[name]/route';
 
 type Login = Awaited<ReturnType<typeof loginNewUser>>;
@@ -32,14 +31,6 @@ afterAll(async () => {
   await closeRedis();
 });
 
-async function uploadPicture(token: string): Promise<string> {
-  const res = await upload.POST(
-    new Request('http://localhost:3000/api/uploads', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'image/png' }, body: new Uint8Array(await makePicture('png')) }),
-    { params: Promise.resolve({}) },
-  );
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { data: { name: string } }).data.name;
-}
 
 const fetchPicture = (name: string) => serve.GET(new Request(`http://localhost:3000/api/uploads/${name}`), { params: Promise.resolve({ name }) });
 
