@@ -30,7 +30,9 @@ echo "▶ typecheck";            npx tsc --noEmit
 echo "▶ lint";                 npx eslint . --max-warnings=0
 # Build before the tests: the security suite scans the client bundles, e2e serves the build.
 echo "▶ build";                mkdir -p .run; npx next build >.run/test-build.log 2>&1 || { tail -40 .run/test-build.log; exit 1; }
-echo "▶ unit + integration";   npx vitest run --exclude lib/order/timeout-broker-restart.test.ts
+# VITEST_EXCLUDE: files a step leaves out (vitest.config.ts; the CLI --exclude does not reach projects).
+broker_restart=lib/order/timeout-broker-restart.test.ts
+echo "▶ unit + integration";   VITEST_EXCLUDE=$broker_restart npx vitest run
 # The private-broker restart proof on its own, with one retry: in the full run it has timed out
 # now and then on this 2-core machine (it passes alone); see docs/order-lifecycle.md#tests.
 echo "▶ payment timeout across a broker restart"; npx vitest run lib/order/timeout-broker-restart.test.ts --retry 1
@@ -39,10 +41,10 @@ echo "▶ payment timeout across a broker restart"; npx vitest run lib/order/tim
 # (not the private-broker restart test: it proves RabbitMQ, not Redis or HTTP, and takes 75 s).
 echo "▶ again on Redis Cluster"
 cluster_nodes=$(bash scripts/services.sh cluster | tail -1)
-REDIS_CLUSTER_NODES="$cluster_nodes" npx vitest run lib/redis lib/auth e2e/routes/auth lib/lock/lock.test.ts lib/lock/cluster.test.ts lib/cache/cache-client.test.ts lib/seckill e2e/routes/seckill lib/order e2e/routes/order --exclude lib/order/timeout-broker-restart.test.ts
+REDIS_CLUSTER_NODES="$cluster_nodes" VITEST_EXCLUDE=$broker_restart npx vitest run lib/redis lib/auth e2e/routes/auth lib/lock/lock.test.ts lib/lock/cluster.test.ts lib/cache/cache-client.test.ts lib/seckill e2e/routes/seckill lib/order e2e/routes/order
 # The same grab/order tests and the hostile sweep again, hot routes over HTTP through the hot server,
 # with the web processes' Redis writes (one socket write per event-loop turn, lib/redis/write-per-turn.ts).
-echo "▶ hot door";             TEST_DOOR=hot REDIS_AUTO_PIPELINING=true npx vitest run lib/seckill e2e/routes/seckill e2e/routes/reservation lib/order e2e/routes/order e2e/hostile --exclude lib/order/timeout-broker-restart.test.ts
+echo "▶ hot door";             TEST_DOOR=hot REDIS_AUTO_PIPELINING=true VITEST_EXCLUDE=$broker_restart npx vitest run lib/seckill e2e/routes/seckill e2e/routes/reservation lib/order e2e/routes/order e2e/hostile
 echo "▶ fault suite (CI size)"; npx tsx e2e/faults/run.ts --ci
 # A Redis Cluster failover mid-sale with the replica made to fall behind first (about 45 s): the
 # forgotten grabs are repaired by the worker itself, every 200 reads created/failed to its buyer.
