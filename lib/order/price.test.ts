@@ -4,20 +4,16 @@
  * Migration 005 backfills existing orders from their voucher (run here on a scratch database that
  * holds orders written before it).
  */
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, closeDb, createDb } from '@/lib/db/client';
+import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
-import { env } from '@/lib/env';
-import { ensureDatabase, MIGRATIONS_DIR, SqlFileMigrationProvider } from '@/lib/db/migrate';
 import { nextOrderId } from '@/lib/id';
 import { createConsoleFixture, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 import { createTestUsers } from '@/e2e/support/fixtures/seckill';
 import { createSaleInShop } from '@/e2e/support/fixtures/order-lifecycle';
 import { orderRow } from '@/e2e/support/fixtures/order-lifecycle.repository';
+import { scratchMigrations, type ScratchMigrations } from '@/e2e/support/scratch-migrations';
 import { findLifecycleOrder } from '@/lib/order/lifecycle.repository';
 import { persistOrders } from '@/lib/order/persist';
 import { setVoucherPrice } from '@/e2e/support/fixtures/payment.repository';
@@ -47,42 +43,26 @@ describe('the flash-sale batch writes each order with its price', () => {
 });
 
 describe('migration 005', () => {
-  const url = new URL(env.DATABASE_URL);
-  url.pathname = `${url.pathname}_m005_${process.pid}`;
-  const scratch = createDb(url.toString(), 2);
-  let dir: string;
-
-  afterAll(async () => {
-    await sql.raw(`DROP DATABASE IF EXISTS \`${url.pathname.slice(1)}\``).execute(scratch).catch(() => {});
-    await scratch.destroy();
-    if (dir) await fs.rm(dir, { recursive: true, force: true });
-  });
+  let scratch: ScratchMigrations | undefined;
+  afterAll(() => scratch?.drop());
 
   it('backfills the price of orders written before it from their voucher', async () => {
-    await ensureDatabase(url.toString());
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'm005-'));
-    const files = (await fs.readdir(MIGRATIONS_DIR)).filter((x) => x.endsWith('.sql')).sort();
-    const before = files.filter((x) => x < '005');
-    for (const x of before) await fs.copyFile(path.join(MIGRATIONS_DIR, x), path.join(dir, x));
-    const migrate = async () => {
-      const r = await new Migrator({ db: scratch, provider: new SqlFileMigrationProvider(dir) }).migrateToLatest();
-      if (r.error) throw r.error;
-    };
-    await migrate();
-    await sql`INSERT INTO tb_shop_type (id, name) VALUES (1, 't')`.execute(scratch);
-    await sql`INSERT INTO tb_shop (id, name, type_id, address, x, y, avg_price) VALUES (1, 's', 1, 'a', 0, 0, 0)`.execute(scratch);
-    await sql`INSERT INTO tb_voucher (id, shop_id, title, pay_value, actual_value, type) VALUES (7, 1, 'v', 2700, 5000, 0)`.execute(scratch);
-    await sql`INSERT INTO tb_voucher_order (id, user_id, voucher_id, kind) VALUES (100, 1, 7, 0), (101, 2, 99, 0)`.execute(scratch);
+    scratch = await scratchMigrations('m005');
+    const { files, db: scratchDb } = scratch;
+    await scratch.apply(files.filter((x) => x < '005'));
+    await sql`INSERT INTO tb_shop_type (id, name) VALUES (1, 't')`.execute(scratchDb);
+    await sql`INSERT INTO tb_shop (id, name, type_id, address, x, y, avg_price) VALUES (1, 's', 1, 'a', 0, 0, 0)`.execute(scratchDb);
+    await sql`INSERT INTO tb_voucher (id, shop_id, title, pay_value, actual_value, type) VALUES (7, 1, 'v', 2700, 5000, 0)`.execute(scratchDb);
+    await sql`INSERT INTO tb_voucher_order (id, user_id, voucher_id, kind) VALUES (100, 1, 7, 0), (101, 2, 99, 0)`.execute(scratchDb);
 
-    for (const x of files.filter((y) => y >= '005')) await fs.copyFile(path.join(MIGRATIONS_DIR, x), path.join(dir, x));
-    await migrate();
-    const rows = await sql<{ id: string; pay_value: string }>`SELECT id, pay_value FROM tb_voucher_order ORDER BY id`.execute(scratch);
+    await scratch.apply(files.filter((y) => y >= '005'));
+    const rows = await sql<{ id: string; pay_value: string }>`SELECT id, pay_value FROM tb_voucher_order ORDER BY id`.execute(scratchDb);
     // Its voucher's price; an order whose voucher is gone keeps 0, what it was charged before.
     expect(rows.rows.map((r) => [String(r.id), Number(r.pay_value)])).toEqual([
       ['100', 2700],
       ['101', 0],
     ]);
-    const col = await sql<{ IS_NULLABLE: string }>`SELECT IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tb_voucher_order' AND COLUMN_NAME = 'pay_value'`.execute(scratch);
+    const col = await sql<{ IS_NULLABLE: string }>`SELECT IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tb_voucher_order' AND COLUMN_NAME = 'pay_value'`.execute(scratchDb);
     expect(col.rows[0]?.IS_NULLABLE).toBe('NO');
   });
 });
