@@ -3,14 +3,13 @@
  * delete, text kept as text, comments, likes with the first likers, follow → feed, sign-in, shop views.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeDb, db } from '@/lib/db/client';
-import { closeMq } from '@/lib/mq/connection';
-import { closeRedis, redis } from '@/lib/redis/client';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
 import { beijingDay } from '@/lib/sign/beijing-day';
 import { fanOut } from '@/lib/feed/fanout';
-import { cleanupSocialFixtures, makeShop, uploadPicture } from '@/e2e/support/fixtures/blog';
+import { endSocialSuite, makeShop, uploadPicture } from '@/e2e/support/fixtures/blog';
 import * as blogs from '@/app/api/blogs/route';
 import * as blog from '@/app/api/blogs/[id]/route';
 import * as like from '@/app/api/blogs/[id]/like/route';
@@ -31,12 +30,7 @@ beforeAll(async () => {
   [author, reader] = await Promise.all([loginNewUser(), loginNewUser()]);
   shopId = await makeShop();
 });
-afterAll(async () => {
-  await cleanupSocialFixtures();
-  await closeMq();
-  await closeDb();
-  await closeRedis();
-});
+afterAll(endSocialSuite);
 
 
 describe('notes API', () => {

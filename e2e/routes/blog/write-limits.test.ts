@@ -3,11 +3,10 @@
  * once, gets 429 with Retry-After past the limit, and the requests inside it are served.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeDb, db } from '@/lib/db/client';
-import { closeMq } from '@/lib/mq/connection';
-import { closeRedis, redis } from '@/lib/redis/client';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
-import { cleanupSocialFixtures, insertNote, makeShop, storedImageName } from '@/e2e/support/fixtures/blog';
+import { endSocialSuite, insertNote, makeShop, storedImageName } from '@/e2e/support/fixtures/blog';
 import * as blog from '@/app/api/blogs/[id]/route';
 import * as like from '@/app/api/blogs/[id]/like/route';
 import * as comments from '@/app/api/blogs/[id]/comments/route';
@@ -22,12 +21,7 @@ beforeAll(async () => {
   author = await loginNewUser();
   noteId = await insertNote(db, author.userId, await makeShop(), await storedImageName());
 });
-afterAll(async () => {
-  await cleanupSocialFixtures();
-  await closeMq();
-  await closeDb();
-  await closeRedis();
-});
+afterAll(endSocialSuite);
 
 async function burst(n: number, call: () => ReturnType<typeof callRoute>) {
   const res = await Promise.all(Array.from({ length: n }, call));

@@ -5,15 +5,14 @@
  * and following the cursor reaches the notes behind them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeDb, db } from '@/lib/db/client';
-import { closeMq } from '@/lib/mq/connection';
-import { closeRedis, redis } from '@/lib/redis/client';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
 import { fanOut } from '@/lib/feed/fanout';
 import { FEED_SCAN_MAX } from '@/lib/feed/feed.service';
-import { cleanupSocialFixtures, insertNote, makeShop, storedImageName, uploadedImageName } from '@/e2e/support/fixtures/blog';
+import { endSocialSuite, insertNote, makeShop, storedImageName, uploadedImageName } from '@/e2e/support/fixtures/blog';
 import * as blogs from '@/app/api/blogs/route';
 import * as blog from '@/app/api/blogs/[id]/route';
 import * as followRoute from '@/app/api/users/[id]/follow/route';
@@ -28,12 +27,7 @@ beforeAll(async () => {
   [g, h] = await Promise.all([loginNewUser(), loginNewUser()]);
   shopId = await makeShop();
 });
-afterAll(async () => {
-  await cleanupSocialFixtures();
-  await closeMq();
-  await closeDb();
-  await closeRedis();
-});
+afterAll(endSocialSuite);
 
 type Page = { items: { id: string }[]; next: { max: number; offset: number } | null };
 

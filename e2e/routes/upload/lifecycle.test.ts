@@ -4,11 +4,9 @@
  * unclaimed uploads; a sweep racing a publish never leaves a note pointing at a removed file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeDb, db } from '@/lib/db/client';
-import { closeMq } from '@/lib/mq/connection';
-import { closeRedis } from '@/lib/redis/client';
+import { db } from '@/lib/db/client';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
-import { cleanupSocialFixtures, makeShop, uploadPicture } from '@/e2e/support/fixtures/blog';
+import { endSocialSuite, makeShop, uploadPicture } from '@/e2e/support/fixtures/blog';
 import { imageExists } from '@/lib/upload/image';
 import { sweepUploads, UNATTACHED_TTL_MS } from '@/lib/upload/lifecycle';
 import * as blogs from '@/app/api/blogs/route';
@@ -24,12 +22,7 @@ beforeAll(async () => {
   [author, other] = await Promise.all([loginNewUser(), loginNewUser()]);
   shopId = await makeShop();
 });
-afterAll(async () => {
-  await cleanupSocialFixtures();
-  await closeMq();
-  await closeDb();
-  await closeRedis();
-});
+afterAll(endSocialSuite);
 
 
 const fetchPicture = (name: string) => serve.GET(new Request(`http://localhost:3000/api/uploads/${name}`), { params: Promise.resolve({ name }) });
