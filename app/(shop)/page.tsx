@@ -17,11 +17,11 @@ export default async function HomePage() {
     <>
       <section className="bg-gradient-to-b from-brand/10 to-white px-4 pb-2 pt-4">
         <h1 className="text-lg font-semibold">发现身边好店</h1>
-        <p className="text-xs text-gray-500">美食、休闲、丽人，限时秒杀券天天有</p>
+        <p className="text-xs text-gray-600">美食、休闲、丽人，限时秒杀券天天有</p>
       </section>
 
       {types.length === 0 ? (
-        <p className="py-16 text-center text-sm text-gray-400" data-testid="types-empty">
+        <p className="py-16 text-center text-sm text-gray-600" data-testid="types-empty">
           还没有商户分类
         </p>
       ) : (

@@ -10,7 +10,7 @@ export function LogoutButton() {
       type="button"
       data-testid="logout"
       disabled={busy}
-      className="rounded bg-white/20 px-2 py-1 text-xs disabled:opacity-60"
+      className="rounded bg-black/20 px-2 py-1 text-xs disabled:opacity-60"
       onClick={async () => {
         setBusy(true);
         await api('/api/user/logout', { method: 'POST', redirectOn401: false }).catch(() => {});

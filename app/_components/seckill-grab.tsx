@@ -169,12 +169,12 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
             </p>
           )}
           {phase === 'live' && now !== null && (
-            <p className="text-gray-500" data-testid="seckill-countdown">
+            <p className="text-gray-600" data-testid="seckill-countdown">
               距结束 <span className="font-mono tabular-nums">{countdown(end - now)}</span>
             </p>
           )}
-          {phase === 'ended' && <p className="text-gray-400">活动已结束</p>}
-          <p className="text-xs text-gray-500" data-testid="seckill-remaining">
+          {phase === 'ended' && <p className="text-gray-600">活动已结束</p>}
+          <p className="text-xs text-gray-600" data-testid="seckill-remaining">
             {remaining === null ? '库存加载中' : `剩余 ${remaining} 张`}
           </p>
         </div>

@@ -75,7 +75,7 @@ export function ReservationBox({ voucherId, view, now, live, onChange }: { vouch
             {view.reserved ?? 0} 人已预约
           </span>
         </p>
-        <p className="mt-0.5 text-xs text-gray-500" data-testid="reservation-state" data-me={view.me ?? 'anonymous'}>
+        <p className="mt-0.5 text-xs text-gray-600" data-testid="reservation-state" data-me={view.me ?? 'anonymous'}>
           {view.me === 'won' ? (live ? '已中签，可以抢购' : '已中签，开抢后可抢购')
           : view.me === 'lost' ? '很遗憾，未中签'
           : view.me === 'reserved' ? (view.mode === 'draw' ? '已预约，开抢时抽签' : '已预约，开抢后可抢购')
@@ -84,7 +84,7 @@ export function ReservationBox({ voucherId, view, now, live, onChange }: { vouch
           : '仅限预约用户抢购'}
         </p>
         {view.mode === 'draw' && view.draw && (
-          <p className="mt-0.5 break-all font-mono text-[10px] text-gray-400" data-testid="reservation-seed">
+          <p className="mt-0.5 break-all font-mono text-[10px] text-gray-600" data-testid="reservation-seed">
             {drawn ? `种子 ${view.draw.seed} · ${view.draw.winners}/${view.draw.reserved} 人中签` : `种子哈希 ${view.draw.seedHash.slice(0, 16)}…`}
           </p>
         )}
@@ -106,7 +106,7 @@ export function ReservationBox({ voucherId, view, now, live, onChange }: { vouch
         </button>
       )}
       {!open && reserved && !live && !drawn && (
-        <span className="shrink-0 text-sm font-medium text-amber-600" data-testid="reservation-done">
+        <span className="shrink-0 text-sm font-medium text-amber-700" data-testid="reservation-done">
           已预约
         </span>
       )}

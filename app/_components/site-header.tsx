@@ -21,7 +21,7 @@ export async function SiteHeader() {
           <LogoutButton />
         </nav>
       ) : (
-        <Link href="/login" className="rounded bg-white/20 px-3 py-1 text-sm" data-testid="nav-login">
+        <Link href="/login" className="rounded bg-black/20 px-3 py-1 text-sm" data-testid="nav-login">
           登录
         </Link>
       )}

@@ -17,7 +17,7 @@ export function FeedList({ initial, initialNext }: { initial: BlogView[]; initia
   const [items, setItems] = useState(initial);
   const [next, setNext] = useState<Cursor>(initialNext);
   const { busy, error, run } = useBusyCall('加载失败');
-  if (items.length === 0 && !next) return <p className="py-16 text-center text-sm text-gray-400" data-testid="feed-empty">关注的人发布笔记后会出现在这里</p>;
+  if (items.length === 0 && !next) return <p className="py-16 text-center text-sm text-gray-600" data-testid="feed-empty">关注的人发布笔记后会出现在这里</p>;
   return (
     <>
       {items.length > 0 ? (
@@ -27,7 +27,7 @@ export function FeedList({ initial, initialNext }: { initial: BlogView[]; initia
           ))}
         </div>
       ) : (
-        <p className="px-4 pt-10 text-center text-sm text-gray-400" data-testid="feed-skipped">较新的笔记已被作者删除，继续加载更早的笔记</p>
+        <p className="px-4 pt-10 text-center text-sm text-gray-600" data-testid="feed-skipped">较新的笔记已被作者删除，继续加载更早的笔记</p>
       )}
       {next ? (
         <p className="py-3 text-center">
@@ -46,10 +46,10 @@ export function FeedList({ initial, initialNext }: { initial: BlogView[]; initia
           >
             {busy ? '加载中…' : '加载更多'}
           </button>
-          {error && <span className="ml-2 text-xs text-red-500">{error}</span>}
+          {error && <span className="ml-2 text-xs text-red-600">{error}</span>}
         </p>
       ) : (
-        <p className="py-3 text-center text-xs text-gray-400">没有更多了</p>
+        <p className="py-3 text-center text-xs text-gray-600">没有更多了</p>
       )}
     </>
   );

@@ -94,7 +94,7 @@ export function LoginForm({ next }: { next: string }) {
               data-testid="send-code"
               onClick={sendCode}
               disabled={sending || countdown > 0}
-              className="w-32 shrink-0 rounded-lg border border-brand text-sm text-brand disabled:border-gray-300 disabled:text-gray-400"
+              className="w-32 shrink-0 rounded-lg border border-brand text-sm text-brand disabled:border-gray-300 disabled:text-gray-600"
             >
               {sending ? '发送中…' : countdown > 0 ? `${countdown} 秒后重发` : '获取验证码'}
             </button>
@@ -128,7 +128,7 @@ export function LoginForm({ next }: { next: string }) {
       <button
         type="button"
         data-testid="login-mode"
-        className="mt-6 text-sm text-gray-500 underline"
+        className="mt-6 text-sm text-gray-600 underline"
         onClick={() => {
           setMode(mode === 'code' ? 'password' : 'code');
           setError(null);
@@ -136,7 +136,7 @@ export function LoginForm({ next }: { next: string }) {
       >
         {mode === 'code' ? '商家 / 管理员用密码登录' : '用手机验证码登录'}
       </button>
-      <p className="mt-4 text-xs text-gray-400">未注册的手机号验证后将自动创建账号</p>
+      <p className="mt-4 text-xs text-gray-600">未注册的手机号验证后将自动创建账号</p>
     </div>
   );
 }

@@ -21,7 +21,7 @@ export default async function MePage() {
         </div>
         <div>
           <h1 className="text-xl font-semibold" data-testid="profile-nickname">{user.nickName}</h1>
-          <p className="text-sm text-gray-500" data-testid="profile-role">{ROLE_LABEL[user.role]}</p>
+          <p className="text-sm text-gray-600" data-testid="profile-role">{ROLE_LABEL[user.role]}</p>
         </div>
       </div>
       <nav className="mt-4 flex gap-3 text-sm">
@@ -30,7 +30,7 @@ export default async function MePage() {
         <Link href="/blogs/new" className="rounded-full bg-brand px-3 py-1 text-white">写笔记</Link>
       </nav>
       <SignCard initial={sign} />
-      <p className="mt-6 text-sm text-gray-500">登录状态 30 分钟无操作后失效，任何操作都会自动续期。</p>
+      <p className="mt-6 text-sm text-gray-600">登录状态 30 分钟无操作后失效，任何操作都会自动续期。</p>
     </section>
   );
 }

@@ -67,7 +67,7 @@ export function OrderActions({ order, qrSvg }: { order: OrderDto; qrSvg: string 
     <div className="mt-3 border-t border-dashed border-gray-200 pt-3" data-testid="order-actions">
       {order.orderStatus === 1 && (
         <div className="flex items-center justify-between gap-2">
-          <p className="text-sm text-gray-500" data-testid="order-countdown">
+          <p className="text-sm text-gray-600" data-testid="order-countdown">
             {left === null || left > 0 ? <>剩余支付时间 <span className="font-mono text-brand">{mmss(left ?? 0)}</span></> : '支付已超时，正在取消…'}
           </p>
           <div className="flex gap-2">
@@ -84,7 +84,7 @@ export function OrderActions({ order, qrSvg }: { order: OrderDto; qrSvg: string 
         <div className="flex items-center gap-3">
           {qrSvg && <div className="h-24 w-24 flex-none" aria-label="核销二维码" data-testid="order-qr" dangerouslySetInnerHTML={{ __html: qrSvg }} />}
           <div className="min-w-0 flex-1">
-            <p className="text-xs text-gray-500">到店出示核销码</p>
+            <p className="text-xs text-gray-600">到店出示核销码</p>
             <p className="font-mono text-lg tracking-widest" data-testid="order-redeem-code">{order.redeemCode.replace(/(\d{4})(?=\d)/g, '$1 ')}</p>
             <button type="button" className={`${btn} mt-1 border border-gray-300`} disabled={busy} onClick={act(`/api/orders/${order.id}/refund`)} data-testid="order-refund">
               申请退款
@@ -92,10 +92,10 @@ export function OrderActions({ order, qrSvg }: { order: OrderDto; qrSvg: string 
           </div>
         </div>
       )}
-      {order.orderStatus === 3 && <p className="text-sm text-gray-500">已于门店核销，感谢使用</p>}
-      {order.orderStatus === 4 && <p className="text-sm text-gray-500">{order.cancelReason === 'timeout' ? '超时未支付，订单已自动取消' : '订单已取消'}</p>}
-      {order.orderStatus === 5 && <p className="text-sm text-gray-500">退款申请已提交，等待商家处理</p>}
-      {order.orderStatus === 6 && <p className="text-sm text-gray-500">已退款</p>}
+      {order.orderStatus === 3 && <p className="text-sm text-gray-600">已于门店核销，感谢使用</p>}
+      {order.orderStatus === 4 && <p className="text-sm text-gray-600">{order.cancelReason === 'timeout' ? '超时未支付，订单已自动取消' : '订单已取消'}</p>}
+      {order.orderStatus === 5 && <p className="text-sm text-gray-600">退款申请已提交，等待商家处理</p>}
+      {order.orderStatus === 6 && <p className="text-sm text-gray-600">已退款</p>}
       {error && <p className="mt-2 text-sm text-red-600" role="alert" data-testid="order-error">{error}</p>}
     </div>
   );

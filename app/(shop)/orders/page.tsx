@@ -23,9 +23,9 @@ export default async function OrdersPage({ searchParams }: { searchParams: Promi
   return (
     <section className="p-4">
       <h1 className="mb-1 text-xl font-semibold">我的订单</h1>
-      <p className="mb-4 text-xs text-gray-400">刚抢到的券需要片刻生成订单，稍后刷新即可看到。</p>
+      <p className="mb-4 text-xs text-gray-600">刚抢到的券需要片刻生成订单，稍后刷新即可看到。</p>
       {items.length === 0 ? (
-        <div className="rounded-lg bg-white p-8 text-center text-gray-500" data-testid="orders-empty">
+        <div className="rounded-lg bg-white p-8 text-center text-gray-600" data-testid="orders-empty">
           {page === 1 ? '还没有订单' : '没有更多订单了'}
           <Link href="/" className="mt-3 block text-brand">去首页抢券</Link>
         </div>
@@ -48,21 +48,21 @@ function OrderCard({ order, qrSvg }: { order: OrderDto; qrSvg: string | null }) 
       <div className="flex items-start justify-between gap-3">
         <div className="min-w-0">
           <p className="truncate font-medium">{order.voucher?.title ?? '优惠券'}</p>
-          {order.shop && <p className="truncate text-sm text-gray-500">{order.shop.name}</p>}
+          {order.shop && <p className="truncate text-sm text-gray-600">{order.shop.name}</p>}
         </div>
         <span className="shrink-0 rounded bg-brand/10 px-2 py-0.5 text-xs text-brand" data-testid="order-status" data-state={order.state}>
           {order.state === 'created' ? stateWords(order.orderStatus ?? 1) : order.state === 'pending' ? '生成订单中' : '下单失败'}
         </span>
       </div>
       <div className="mt-2 flex items-end justify-between text-sm">
-        <div className="text-gray-400">
+        <div className="text-gray-600">
           <p>订单号 <span className="font-mono" data-testid="order-id">{order.id}</span></p>
           <p>{shanghai.format(new Date(order.createdAt))}</p>
         </div>
         {order.voucher && (
           <p>
             <span className="text-lg font-semibold text-brand">{yuan(order.voucher.payValue)}</span>
-            <span className="ml-1 text-xs text-gray-400 line-through">{yuan(order.voucher.actualValue)}</span>
+            <span className="ml-1 text-xs text-gray-600 line-through">{yuan(order.voucher.actualValue)}</span>
           </p>
         )}
       </div>

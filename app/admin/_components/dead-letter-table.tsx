@@ -38,13 +38,13 @@ export function DeadLetterTable({ items, waiting }: { items: DeadLetterView[]; w
         </p>
       )}
       {items.length === 0 ? (
-        <p className="rounded-lg bg-white p-10 text-center text-gray-500 shadow-sm" data-testid="dead-empty">
+        <p className="rounded-lg bg-white p-10 text-center text-gray-600 shadow-sm" data-testid="dead-empty">
           没有死信
         </p>
       ) : (
         <div className="overflow-x-auto rounded-lg bg-white shadow-sm">
           <table className="w-full min-w-[820px] text-left text-sm" data-testid="dead-table">
-            <thead className="border-b bg-gray-50 text-gray-500">
+            <thead className="border-b bg-gray-50 text-gray-600">
               <tr>
                 <th className="px-3 py-2">时间（北京时间）</th>
                 <th className="px-3 py-2">订单 / 券</th>
@@ -60,11 +60,11 @@ export function DeadLetterTable({ items, waiting }: { items: DeadLetterView[]; w
                   <td className="whitespace-nowrap px-3 py-2 text-xs">{formatShanghai(d.createTime)}</td>
                   <td className="px-3 py-2 text-xs">
                     <div>订单 {d.orderId ?? '（无法解析）'}</div>
-                    <div className="text-gray-500">{d.voucherTitle ?? (d.voucherId ? `券 ${d.voucherId}` : '—')}</div>
+                    <div className="text-gray-600">{d.voucherTitle ?? (d.voucherId ? `券 ${d.voucherId}` : '—')}</div>
                   </td>
                   <td className="max-w-72 break-words px-3 py-2 text-xs text-red-700" data-testid={`dead-reason-${d.id}`}>
                     <div>{explainDeadLetterReason(d.reason)}</div>
-                    <div className="mt-1 text-gray-400">{d.reason}</div>
+                    <div className="mt-1 text-gray-600">{d.reason}</div>
                   </td>
                   <td className="px-3 py-2" data-testid={`dead-attempts-${d.id}`}>
                     {d.attempts}

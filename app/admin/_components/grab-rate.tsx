@@ -11,7 +11,7 @@ import { useEffect, useState } from 'react';
 import type { GrabRate } from '@/lib/hot/grab-rate';
 
 const OUTCOMES: [string, string, string][] = [
-  ['accepted', '抢到', 'bg-green-600'],
+  ['accepted', '抢到', 'bg-green-700'],
   ['sold_out', '已售罄', 'bg-brand'],
   ['already_bought', '已抢过', 'bg-amber-500'],
   ['not_started', '未开始', 'bg-sky-500'],
@@ -59,9 +59,9 @@ export function GrabRatePanel() {
         </p>
       )}
       {!rate ? (
-        <p className="text-sm text-gray-500">读取中…</p>
+        <p className="text-sm text-gray-600">读取中…</p>
       ) : !rate.enabled ? (
-        <p className="text-sm text-gray-500" data-testid="grab-rate-off">
+        <p className="text-sm text-gray-600" data-testid="grab-rate-off">
           {rate.reason}
         </p>
       ) : 'unavailable' in rate ? (
@@ -81,13 +81,13 @@ function Bars({ rate }: { rate: Extract<GrabRate, { perSecond: Record<string, nu
   const refusals = total - (rate.perSecond.accepted ?? 0);
   return (
     <>
-      <p className="mb-3 text-sm text-gray-500">
+      <p className="mb-3 text-sm text-gray-600">
         最近 {rate.windowSeconds} 秒：共 <span className="font-semibold tabular-nums text-gray-800" data-testid="grab-rate-total">{fmt(total)}</span> 次/秒；
         其中 <span className="font-semibold tabular-nums text-gray-800" data-testid="grab-rate-memory">{fmt(rate.fromMemoryPerSecond)}</span> 次/秒的拒绝由进程内记忆直接回答、未访问 Redis
         {refusals > 0 ? `（占拒绝的 ${Math.round((rate.fromMemoryPerSecond / refusals) * 100)}%）` : ''}。
       </p>
       {rate.admission && rate.admission.processes > 0 && (
-        <p className="mb-3 text-sm text-gray-500" data-testid="grab-rate-admission" data-limit={rate.admission.limit} data-mode={rate.admission.mode}>
+        <p className="mb-3 text-sm text-gray-600" data-testid="grab-rate-admission" data-limit={rate.admission.limit} data-mode={rate.admission.mode}>
           准入上限（同时处理的抢购请求，{MODES[rate.admission.mode] ?? rate.admission.mode}，{rate.admission.processes} 个进程合计）：
           <span className="font-semibold tabular-nums text-gray-800">{rate.admission.limit}</span>，在途 <span className="tabular-nums">{rate.admission.inFlight}</span>
           {rate.admission.ratePerSecond > 0 ? `；按当前上限约可接纳 ${fmt(rate.admission.ratePerSecond)} 次/秒` : ''}；超出即 503。
@@ -103,7 +103,7 @@ function Bars({ rate }: { rate: Extract<GrabRate, { perSecond: Record<string, nu
                 <span className={`block h-3 rounded ${cls}`} style={{ width: `${(v / max) * 100}%` }} />
               </span>
               <span className="w-24 shrink-0 text-right tabular-nums">{fmt(v)} /s</span>
-              <span className="w-24 shrink-0 text-right text-xs tabular-nums text-gray-400" title="Web 服务器启动以来的累计">
+              <span className="w-24 shrink-0 text-right text-xs tabular-nums text-gray-600" title="Web 服务器启动以来的累计">
                 累计 {rate.totals[k] ?? 0}
               </span>
             </li>

@@ -12,7 +12,7 @@ import { formatShanghai } from '@/lib/admin/format';
 import { StockChart } from '@/app/admin/_components/stock-chart';
 
 const BADGE = {
-  consistent: { label: '一致', cls: 'bg-green-600' },
+  consistent: { label: '一致', cls: 'bg-green-700' },
   draining: { label: '处理中', cls: 'bg-amber-500' },
   inconsistent: { label: '不一致', cls: 'bg-red-600' },
 } as const;
@@ -74,7 +74,7 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
             ))
           )}
         </ul>
-        <span className="text-xs text-gray-400" data-testid="live-conn" data-conn={conn}>
+        <span className="text-xs text-gray-600" data-testid="live-conn" data-conn={conn}>
           {conn === 'open' ? '实时' : conn === 'connecting' ? '连接中…' : conn === 'retrying' ? '连接中断，重连中…' : '已断开，请刷新页面'} · 更新于 {formatShanghai(stock.at)}
         </span>
       </div>
@@ -86,14 +86,14 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
       <dl className="grid grid-cols-2 gap-3 md:grid-cols-4">
         {cells.map(([id, label, value, hint]) => (
           <div key={id} className="rounded-lg bg-white p-4 shadow-sm" title={hint}>
-            <dt className="text-xs text-gray-500">{label}</dt>
+            <dt className="text-xs text-gray-600">{label}</dt>
             <dd className="mt-1 text-2xl font-semibold tabular-nums" data-testid={`live-${id}`}>
               {value ?? '—'}
             </dd>
           </div>
         ))}
       </dl>
-      <p className="text-xs text-gray-500">
+      <p className="text-xs text-gray-600">
         不变量：Redis 剩余 + 买家 = 初始库存；数据库剩余 + 数据库订单 = 初始库存（数据库 {n.dbInitial}）；买家 = 数据库订单 + 待落库。
       </p>
       <div className="rounded-lg bg-white p-5 shadow-sm">

@@ -14,16 +14,16 @@ export function ReservationPanel({ view }: { view: ReservationConsoleView }) {
       <h2 className="font-medium">
         预约（{view.mode === 'draw' ? '抽签' : '预约用户先到先得'}） · <span data-testid="reservation-total">{view.reserved}</span> 人已预约
       </h2>
-      <p className="text-gray-500">预约开始：{formatShanghai(view.reserveBegin, false)}，开抢时截止。</p>
+      <p className="text-gray-600">预约开始：{formatShanghai(view.reserveBegin, false)}，开抢时截止。</p>
       <div>
-        <h3 className="mb-1 text-gray-500">每分钟预约数（北京时间）</h3>
+        <h3 className="mb-1 text-gray-600">每分钟预约数（北京时间）</h3>
         {view.perMinute.length === 0 ? (
-          <p className="text-gray-400">还没有人预约</p>
+          <p className="text-gray-600">还没有人预约</p>
         ) : (
           <ol className="max-h-64 space-y-0.5 overflow-y-auto" data-testid="reservation-per-minute">
             {view.perMinute.map((m) => (
               <li key={m.minute} className="flex items-center gap-2">
-                <span className="w-36 shrink-0 font-mono text-xs text-gray-500">{formatShanghai(m.minute, false)}</span>
+                <span className="w-36 shrink-0 font-mono text-xs text-gray-600">{formatShanghai(m.minute, false)}</span>
                 <span className="h-3 rounded bg-amber-400" style={{ width: `${Math.max(2, (m.n / max) * 100)}%` }} />
                 <span className="text-xs tabular-nums">{m.n}</span>
               </li>
@@ -33,7 +33,7 @@ export function ReservationPanel({ view }: { view: ReservationConsoleView }) {
       </div>
       {d && (
         <div className="space-y-1" data-testid="draw-result">
-          <h3 className="text-gray-500">抽签</h3>
+          <h3 className="text-gray-600">抽签</h3>
           <p className="break-all font-mono text-xs">种子哈希（SHA-256，开放预约时公布）：{d.seedHash}</p>
           {d.drawnAt ? (
             <>
@@ -56,7 +56,7 @@ export function ReservationPanel({ view }: { view: ReservationConsoleView }) {
               </details>
             </>
           ) : (
-            <p className="text-gray-500">开抢时自动抽签，中签人数 = min(库存, 预约人数)。</p>
+            <p className="text-gray-600">开抢时自动抽签，中签人数 = min(库存, 预约人数)。</p>
           )}
         </div>
       )}

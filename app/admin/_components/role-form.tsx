@@ -16,7 +16,7 @@ export function RoleForm({ user, self }: { user: UserRoleView; self: boolean }) 
         {user.nickName}（{user.phone}）当前角色：<strong data-testid="users-role">{ROLE[user.role]}</strong>
       </p>
       {self ? (
-        <p className="text-sm text-gray-500">不能修改自己的角色</p>
+        <p className="text-sm text-gray-600">不能修改自己的角色</p>
       ) : (
         <div className="flex gap-2">
           {(Object.keys(ROLE) as (keyof typeof ROLE)[])

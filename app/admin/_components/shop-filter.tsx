@@ -7,6 +7,7 @@ export function ShopFilter({ shops, shopId, state }: { shops: { id: string; name
   const router = useRouter();
   return (
     <select
+      aria-label="按店铺筛选"
       className="rounded border border-gray-300 bg-white px-3 py-2 text-sm"
       data-testid="filter-shop"
       value={shopId ?? ''}

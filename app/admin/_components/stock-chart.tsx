@@ -12,7 +12,7 @@ const PAD = { l: 36, r: 8, t: 8, b: 22 };
 export function StockChart({ series }: { series: SaleSeries | null }) {
   if (!series || series.points.length === 0) {
     return (
-      <p className="py-10 text-center text-sm text-gray-400" data-testid="chart-empty">
+      <p className="py-10 text-center text-sm text-gray-600" data-testid="chart-empty">
         还没有抢购数据
       </p>
     );
@@ -52,9 +52,9 @@ export function StockChart({ series }: { series: SaleSeries | null }) {
           {formatShanghai(pts[pts.length - 1]!.t)}
         </text>
       </svg>
-      <figcaption className="mt-1 flex gap-4 text-xs text-gray-500">
+      <figcaption className="mt-1 flex gap-4 text-xs text-gray-600">
         <span>
-          <span className="mr-1 inline-block h-2 w-3 bg-brand/75" />
+          <span className="mr-1 inline-block h-2 w-3 bg-brand" />
           每秒抢购（Redis 受理）
         </span>
         <span>

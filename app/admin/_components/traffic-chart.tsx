@@ -33,8 +33,8 @@ export function TrafficChart({ name, days }: { name: string; days: DailyTraffic[
         <text x={PAD.l} y={H - 6} fontSize="10" fill="#6b7280">{days[0]?.date.slice(5)}</text>
         <text x={W - PAD.r} y={H - 6} textAnchor="end" fontSize="10" fill="#6b7280">{days[days.length - 1]?.date.slice(5)}</text>
       </svg>
-      <figcaption className="mt-1 flex gap-4 text-xs text-gray-500">
-        <span><span className="mr-1 inline-block h-2 w-3 bg-brand/75" />每日 UV（去重访客，HyperLogLog 估算，误差约 0.81%）</span>
+      <figcaption className="mt-1 flex gap-4 text-xs text-gray-600">
+        <span><span className="mr-1 inline-block h-2 w-3 bg-brand" />每日 UV（去重访客，HyperLogLog 估算，误差约 0.81%）</span>
         <span><span className="mr-1 inline-block h-0.5 w-3 bg-blue-600 align-middle" />每日 PV（浏览次数）</span>
       </figcaption>
     </figure>

@@ -38,13 +38,13 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
     <section className="space-y-4">
       <h1 className="text-xl font-semibold">操作日志</h1>
       {items.length === 0 ? (
-        <p className="rounded-lg bg-white p-10 text-center text-gray-500 shadow-sm" data-testid="audit-empty">
+        <p className="rounded-lg bg-white p-10 text-center text-gray-600 shadow-sm" data-testid="audit-empty">
           暂无操作记录
         </p>
       ) : (
         <div className="overflow-x-auto rounded-lg bg-white shadow-sm">
           <table className="w-full min-w-[760px] text-left text-sm" data-testid="audit-table">
-            <thead className="border-b bg-gray-50 text-gray-500">
+            <thead className="border-b bg-gray-50 text-gray-600">
               <tr>
                 <th className="px-3 py-2">时间（北京时间）</th>
                 <th className="px-3 py-2">操作人</th>
@@ -74,7 +74,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                     <ul className="space-y-0.5">
                       {changes(a.before, a.after).map(([k, b, af]) => (
                         <li key={k} className="break-all">
-                          <span className="text-gray-500">{k}</span>：<span className="text-red-700 line-through decoration-red-300">{b}</span> → <span className="text-green-700">{af}</span>
+                          <span className="text-gray-600">{k}</span>：<span className="text-red-700 line-through decoration-red-300">{b}</span> → <span className="text-green-700">{af}</span>
                         </li>
                       ))}
                     </ul>

@@ -24,7 +24,7 @@ export default async function DeadLettersPage({ searchParams }: { searchParams: 
     <section className="space-y-4">
       <div>
         <h1 className="text-xl font-semibold">死信</h1>
-        <p className="mt-1 text-sm text-gray-500">重试多次仍无法写入数据库、或无法解析的订单消息。先排查原因，再重放或丢弃。</p>
+        <p className="mt-1 text-sm text-gray-600">重试多次仍无法写入数据库、或无法解析的订单消息。先排查原因，再重放或丢弃。</p>
       </div>
       <div className="flex gap-2">
         {TABS.map(([s, label]) => (

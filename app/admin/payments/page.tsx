@@ -23,30 +23,30 @@ export default async function PaymentsPage({ searchParams }: { searchParams: Pro
     <section className="space-y-4">
       <div>
         <h1 className="text-xl font-semibold">待对账</h1>
-        <p className="mt-1 text-sm text-gray-500">支付渠道尚未确认的退款、结果未入账的扣款。后台对账任务会自动重试，直到渠道确认；长时间停留的条目请人工排查。</p>
+        <p className="mt-1 text-sm text-gray-600">支付渠道尚未确认的退款、结果未入账的扣款。后台对账任务会自动重试，直到渠道确认；长时间停留的条目请人工排查。</p>
       </div>
       <div className="grid gap-3 sm:grid-cols-2">
         <div className="rounded-lg bg-white p-4 shadow-sm" data-testid="owed-refunds">
-          <p className="text-sm text-gray-500">待退款</p>
+          <p className="text-sm text-gray-600">待退款</p>
           <p className="text-lg font-semibold">
             {summary.refunds.count} 笔 · ¥{fenToYuan(summary.refunds.amount)}
           </p>
         </div>
         <div className="rounded-lg bg-white p-4 shadow-sm" data-testid="owed-charges">
-          <p className="text-sm text-gray-500">未入账扣款</p>
+          <p className="text-sm text-gray-600">未入账扣款</p>
           <p className="text-lg font-semibold">
             {summary.charges.count} 笔 · ¥{fenToYuan(summary.charges.amount)}
           </p>
         </div>
       </div>
       {items.length === 0 ? (
-        <p className="rounded-lg bg-white p-10 text-center text-gray-500 shadow-sm" data-testid="owed-empty">
+        <p className="rounded-lg bg-white p-10 text-center text-gray-600 shadow-sm" data-testid="owed-empty">
           账已对平
         </p>
       ) : (
         <div className="overflow-x-auto rounded-lg bg-white shadow-sm">
           <table className="w-full min-w-[820px] text-left text-sm" data-testid="owed-table">
-            <thead className="border-b bg-gray-50 text-gray-500">
+            <thead className="border-b bg-gray-50 text-gray-600">
               <tr>
                 <th className="px-3 py-2">发起时间（北京时间）</th>
                 <th className="px-3 py-2">类型</th>
@@ -63,7 +63,7 @@ export default async function PaymentsPage({ searchParams }: { searchParams: Pro
                   <td className="px-3 py-2">{KIND[a.kind]}</td>
                   <td className="px-3 py-2 font-mono text-xs">
                     {a.orderId}
-                    {a.txnId && <div className="text-gray-400">{a.txnId}</div>}
+                    {a.txnId && <div className="text-gray-600">{a.txnId}</div>}
                   </td>
                   <td className="px-3 py-2">¥{fenToYuan(a.amount)}</td>
                   <td className="px-3 py-2">{STATUS[a.status] ?? a.status}</td>

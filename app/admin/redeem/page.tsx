@@ -10,7 +10,7 @@ export default async function RedeemPage() {
     <section className="max-w-lg space-y-4">
       <div>
         <h1 className="text-xl font-semibold">核销</h1>
-        <p className="mt-1 text-sm text-gray-500">输入顾客出示的 12 位核销码（扫码枪扫描二维码会直接填入）。只能核销本店铺的已支付订单，每张只能核销一次。</p>
+        <p className="mt-1 text-sm text-gray-600">输入顾客出示的 12 位核销码（扫码枪扫描二维码会直接填入）。只能核销本店铺的已支付订单，每张只能核销一次。</p>
       </div>
       <RedeemForm />
     </section>

@@ -13,7 +13,7 @@ export default async function ShopsPage() {
     <section className="space-y-4">
       <h1 className="text-xl font-semibold">{user.role === 'admin' ? '全部店铺' : '我的店铺'}</h1>
       {shops.length === 0 ? (
-        <p className="rounded-lg bg-white p-10 text-center text-gray-500 shadow-sm" data-testid="shops-empty">
+        <p className="rounded-lg bg-white p-10 text-center text-gray-600 shadow-sm" data-testid="shops-empty">
           没有可管理的店铺
         </p>
       ) : (

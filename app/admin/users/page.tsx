@@ -24,7 +24,7 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
           查找
         </button>
       </form>
-      {typeof sp.phone === 'string' && !found && <p className="text-gray-500" data-testid="users-none">没有找到该手机号的用户</p>}
+      {typeof sp.phone === 'string' && !found && <p className="text-gray-600" data-testid="users-none">没有找到该手机号的用户</p>}
       {found && <RoleForm user={found} self={found.id === user.id} />}
     </section>
   );

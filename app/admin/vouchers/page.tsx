@@ -54,13 +54,13 @@ export default async function VouchersPage({ searchParams }: { searchParams: Pro
       </div>
 
       {page.items.length === 0 ? (
-        <p className="rounded-lg bg-white p-10 text-center text-gray-500 shadow-sm" data-testid="voucher-empty">
+        <p className="rounded-lg bg-white p-10 text-center text-gray-600 shadow-sm" data-testid="voucher-empty">
           没有符合条件的优惠券
         </p>
       ) : (
         <div className="overflow-x-auto rounded-lg bg-white shadow-sm">
           <table className="w-full min-w-[760px] text-left text-sm" data-testid="voucher-table">
-            <thead className="border-b bg-gray-50 text-gray-500">
+            <thead className="border-b bg-gray-50 text-gray-600">
               <tr>
                 <th className="px-3 py-2">标题</th>
                 <th className="px-3 py-2">店铺</th>
@@ -78,7 +78,7 @@ export default async function VouchersPage({ searchParams }: { searchParams: Pro
                     <Link href={`/admin/vouchers/${v.id}`} className="font-medium text-gray-900 hover:text-brand" data-testid={`voucher-link-${v.id}`}>
                       {v.title}
                     </Link>
-                    <div className="text-xs text-gray-400">{v.type === 1 ? '秒杀券' : '普通券'}</div>
+                    <div className="text-xs text-gray-600">{v.type === 1 ? '秒杀券' : '普通券'}</div>
                   </td>
                   <td className="px-3 py-2 text-gray-600">{v.shopName}</td>
                   <td className="px-3 py-2">
@@ -97,7 +97,7 @@ export default async function VouchersPage({ searchParams }: { searchParams: Pro
                         )}
                       </>
                     ) : (
-                      <span className="text-gray-400">不限</span>
+                      <span className="text-gray-600">不限</span>
                     )}
                   </td>
                   <td className="px-3 py-2 text-xs text-gray-600">

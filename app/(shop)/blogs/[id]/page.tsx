@@ -39,7 +39,7 @@ export default async function BlogPage({ params }: Props) {
   const following = viewer && !mine ? await isFollowing(db, redis, viewer.id, blog.author.id) : false;
   return (
     <article data-testid="blog-detail" data-blog-id={blog.id}>
-      <div className="flex snap-x snap-mandatory overflow-x-auto bg-black" data-testid="blog-images">
+      <div className="flex snap-x snap-mandatory overflow-x-auto bg-black" tabIndex={0} role="region" aria-label="笔记图片，可左右滑动" data-testid="blog-images">
         {blog.images.map((src, i) => (
           // eslint-disable-next-line @next/next/no-img-element -- our own re-encoded WebP, long-cached
           <img key={src} src={src} alt={`图片 ${i + 1}/${blog.images.length}`} className="aspect-square w-full flex-none snap-center object-contain" />
@@ -57,7 +57,7 @@ export default async function BlogPage({ params }: Props) {
       <section className="space-y-2 px-4 py-3">
         <h1 className="text-lg font-semibold" data-testid="blog-title">{blog.title}</h1>
         <p className="whitespace-pre-wrap break-words text-sm leading-6 text-gray-800" data-testid="blog-content">{blog.content}</p>
-        <p className="text-xs text-gray-400">{new Date(blog.createTime).toLocaleString('zh-CN', { timeZone: 'Asia/Shanghai' })}</p>
+        <p className="text-xs text-gray-600">{new Date(blog.createTime).toLocaleString('zh-CN', { timeZone: 'Asia/Shanghai' })}</p>
       </section>
 
       {blog.shop && (
@@ -66,7 +66,7 @@ export default async function BlogPage({ params }: Props) {
           <img src={blog.shop.image || '/shops/1.svg'} alt="" className="h-12 w-14 flex-none rounded object-cover" />
           <span className="min-w-0 flex-1">
             <span className="block truncate text-sm font-medium">{blog.shop.name}</span>
-            <span className="text-xs text-gray-500">
+            <span className="text-xs text-gray-600">
               {blog.shop.area} · ¥{yuan(blog.shop.avgPrice)}/人
             </span>
           </span>
@@ -96,12 +96,12 @@ export default async function BlogPage({ params }: Props) {
       <ul className="divide-y divide-gray-50 px-4" data-testid="blog-comments">
         {blog.commentList.map((c) => (
           <li key={c.id} className="py-2 text-sm">
-            <Link href={`/users/${c.user.id}`} className="text-gray-500">{c.user.nickName}</Link>
+            <Link href={`/users/${c.user.id}`} className="text-gray-600">{c.user.nickName}</Link>
             <p className="whitespace-pre-wrap break-words">{c.content}</p>
           </li>
         ))}
       </ul>
-      {viewer ? <CommentForm blogId={blog.id} /> : <p className="px-4 py-3 text-sm text-gray-400"><Link href={`/login?next=/blogs/${blog.id}`} className="text-brand">登录</Link>后评论</p>}
+      {viewer ? <CommentForm blogId={blog.id} /> : <p className="px-4 py-3 text-sm text-gray-600"><Link href={`/login?next=/blogs/${blog.id}`} className="text-brand underline">登录</Link>后评论</p>}
       <div className="h-8" />
     </article>
   );

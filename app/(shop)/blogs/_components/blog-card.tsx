@@ -9,7 +9,7 @@ export function BlogCard({ blog }: { blog: BlogView }) {
       <img src={blog.images[0]} alt="" className="aspect-[4/5] w-full object-cover" loading="lazy" />
       <div className="space-y-1 p-2">
         <h3 className="line-clamp-2 text-sm font-medium" data-testid="blog-card-title">{blog.title}</h3>
-        <p className="flex items-center justify-between text-xs text-gray-500">
+        <p className="flex items-center justify-between text-xs text-gray-600">
           <span className="truncate">{blog.author.nickName}</span>
           <span className={blog.isLiked ? 'text-brand' : ''} data-testid="blog-card-liked">
             ♥ {blog.liked}
@@ -21,7 +21,7 @@ export function BlogCard({ blog }: { blog: BlogView }) {
 }
 
 export function BlogGrid({ blogs, empty }: { blogs: BlogView[]; empty: string }) {
-  if (blogs.length === 0) return <p className="py-10 text-center text-sm text-gray-400" data-testid="blogs-empty">{empty}</p>;
+  if (blogs.length === 0) return <p className="py-10 text-center text-sm text-gray-600" data-testid="blogs-empty">{empty}</p>;
   return (
     <div className="grid grid-cols-2 gap-2 px-3 py-2" data-testid="blog-grid">
       {blogs.map((b) => (

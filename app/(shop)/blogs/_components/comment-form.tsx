@@ -38,7 +38,7 @@ export function CommentForm({ blogId }: { blogId: string }) {
       <button type="submit" disabled={busy || !content.trim()} className="rounded-full bg-brand px-4 text-sm text-white disabled:opacity-50" data-testid="comment-submit">
         发送
       </button>
-      {error && <p className="text-xs text-red-500">{error}</p>}
+      {error && <p className="text-xs text-red-600">{error}</p>}
     </form>
   );
 }

@@ -24,7 +24,7 @@ export function FollowButton({ userId, initial }: { userId: string; initial: boo
       >
         {following ? '已关注' : '+ 关注'}
       </button>
-      {error && <span className="text-xs text-red-500">{error}</span>}
+      {error && <span className="text-xs text-red-600">{error}</span>}
     </span>
   );
 }

@@ -25,7 +25,7 @@ export function LikeButton({ blogId, initialLiked, initialCount }: { blogId: str
       >
         ♥ <span data-testid="like-count">{state.liked}</span>
       </button>
-      {error && <span className="text-xs text-red-500">{error}</span>}
+      {error && <span className="text-xs text-red-600">{error}</span>}
     </span>
   );
 }

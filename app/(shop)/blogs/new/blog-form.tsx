@@ -77,17 +77,17 @@ export function BlogForm({ shops, initialShopId }: { shops: { id: string; name: 
               {!u.name && !u.error && (
                 <span className="absolute inset-x-1 bottom-1">
                   <progress max={100} value={u.progress} className="w-full" aria-label={`${u.file} 上传进度`} />
-                  <span className="block text-center text-gray-500">{u.progress}%</span>
+                  <span className="block text-center text-gray-600">{u.progress}%</span>
                 </span>
               )}
-              {u.error && <span className="absolute inset-1 text-red-500">{u.error}</span>}
+              {u.error && <span className="absolute inset-1 text-red-600">{u.error}</span>}
               <button type="button" className="absolute right-1 top-1 rounded-full bg-black/50 px-1.5 text-white" aria-label="移除" onClick={() => setUploads((cur) => cur.filter((x) => x.key !== u.key))}>
                 ×
               </button>
             </li>
           ))}
           {uploads.length < 9 && (
-            <li className="flex aspect-square items-center justify-center rounded border border-dashed border-gray-300 text-2xl text-gray-400">
+            <li className="flex aspect-square items-center justify-center rounded border border-dashed border-gray-300 text-2xl text-gray-600">
               <label className="flex h-full w-full cursor-pointer items-center justify-center">
                 +
                 <input
@@ -121,7 +121,7 @@ export function BlogForm({ shops, initialShopId }: { shops: { id: string; name: 
         <span className="text-gray-600">正文</span>
         <textarea value={content} onChange={(e) => setContent(e.target.value)} maxLength={2000} rows={6} required className="mt-1 w-full rounded border border-gray-200 px-2 py-2" data-testid="blog-content-input" />
       </label>
-      {error && <p className="text-sm text-red-500" data-testid="blog-form-error">{error}</p>}
+      {error && <p className="text-sm text-red-600" data-testid="blog-form-error">{error}</p>}
       <button type="submit" disabled={busy || uploading || ready.length === 0 || !shopId} className="w-full rounded-full bg-brand py-2.5 text-white disabled:opacity-50" data-testid="blog-submit">
         {uploading ? '图片上传中…' : busy ? '发布中…' : '发布笔记'}
       </button>

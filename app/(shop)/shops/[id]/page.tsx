@@ -40,18 +40,18 @@ export default async function ShopPage({ params }: Props) {
         <h1 className="text-xl font-semibold" data-testid="shop-name">{shop.name}</h1>
         <p className="flex items-center gap-2 text-sm">
           <Stars score={shop.score} />
-          <span className="font-medium text-amber-500" data-testid="shop-score">{scoreText(shop.score)}分</span>
-          <span className="text-gray-500">{shop.comments} 条评价</span>
+          <span className="font-medium text-amber-700" data-testid="shop-score">{scoreText(shop.score)}分</span>
+          <span className="text-gray-600">{shop.comments} 条评价</span>
           <span className="ml-auto text-gray-700" data-testid="shop-price">¥{yuan(shop.avgPrice)}/人</span>
         </p>
         <dl className="grid grid-cols-[4.5rem_1fr] gap-y-1 text-sm">
-          <dt className="text-gray-400">地址</dt>
+          <dt className="text-gray-600">地址</dt>
           <dd data-testid="shop-address">
             {shop.area} · {shop.address}
           </dd>
-          <dt className="text-gray-400">营业时间</dt>
+          <dt className="text-gray-600">营业时间</dt>
           <dd data-testid="shop-hours">{shop.openHours || '以门店公告为准'}</dd>
-          <dt className="text-gray-400">已售</dt>
+          <dt className="text-gray-600">已售</dt>
           <dd>{shop.sold}</dd>
         </dl>
       </section>

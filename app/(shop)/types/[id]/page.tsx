@@ -28,7 +28,7 @@ export default async function TypePage({ params }: Props) {
         <img src={type.icon || '/types/food.svg'} alt="" width={36} height={36} />
         <div>
           <h1 className="text-lg font-semibold" data-testid="type-title">{type.name}</h1>
-          <p className="text-xs text-gray-500">{type.shopCount} 家商户</p>
+          <p className="text-xs text-gray-600">{type.shopCount} 家商户</p>
         </div>
       </header>
       <ShopList typeId={type.id} />

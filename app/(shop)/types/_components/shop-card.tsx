@@ -5,9 +5,9 @@ import { distanceText, scoreText, yuan } from '@/lib/shop/format';
 export function Stars({ score }: { score: number }) {
   const full = Math.round(score / 10);
   return (
-    <span className="text-amber-400" aria-label={`${scoreText(score)} 分`}>
+    <span className="text-amber-700" aria-label={`${scoreText(score)} 分`}>
       {'★'.repeat(full)}
-      <span className="text-gray-300">{'★'.repeat(5 - full)}</span>
+      <span className="text-gray-600">{'★'.repeat(5 - full)}</span>
     </span>
   );
 }
@@ -22,10 +22,10 @@ export function ShopCard({ shop }: { shop: ShopListItem }) {
         <h3 className="truncate font-medium" data-testid="shop-card-name">{shop.name}</h3>
         <p className="mt-1 flex items-center gap-2 text-xs">
           <Stars score={shop.score} />
-          <span className="text-gray-500">{scoreText(shop.score)}分</span>
-          <span className="text-gray-500">¥{yuan(shop.avgPrice)}/人</span>
+          <span className="text-gray-600">{scoreText(shop.score)}分</span>
+          <span className="text-gray-600">¥{yuan(shop.avgPrice)}/人</span>
         </p>
-        <p className="mt-1 flex justify-between text-xs text-gray-500">
+        <p className="mt-1 flex justify-between text-xs text-gray-600">
           <span className="truncate">{shop.area} · 已售 {shop.sold}</span>
           {shop.distance !== undefined && (
             <span className="flex-none text-brand" data-testid="shop-card-distance">

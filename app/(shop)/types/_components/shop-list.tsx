@@ -88,7 +88,7 @@ export function ShopList({ typeId }: { typeId: string }) {
 
   return (
     <section data-testid="shop-list" data-sorted={pos ? 'distance' : 'default'}>
-      <div className="flex items-center justify-between px-4 py-2 text-xs text-gray-500">
+      <div className="flex items-center justify-between px-4 py-2 text-xs text-gray-600">
         <span>{pos ? '按距离由近到远' : '按销量排序'}</span>
         {locate !== 'on' && (
           <button type="button" className="text-brand disabled:opacity-60" onClick={askPosition} disabled={locate === 'asking'} data-testid="use-location">
@@ -123,7 +123,7 @@ export function ShopList({ typeId }: { typeId: string }) {
 
       {loading && <ListSkeleton />}
       {!loading && !error && items.length === 0 && (
-        <p className="py-12 text-center text-sm text-gray-400" data-testid="shop-list-empty">
+        <p className="py-12 text-center text-sm text-gray-600" data-testid="shop-list-empty">
           这个分类还没有商户
         </p>
       )}
@@ -132,14 +132,14 @@ export function ShopList({ typeId }: { typeId: string }) {
           加载更多
         </button>
       )}
-      {!loading && !hasMore && items.length > 0 && <p className="py-4 text-center text-xs text-gray-300">没有更多了</p>}
+      {!loading && !hasMore && items.length > 0 && <p className="py-4 text-center text-xs text-gray-600">没有更多了</p>}
     </section>
   );
 }
 
 function ListSkeleton() {
   return (
-    <div className="animate-pulse" aria-label="加载中" data-testid="shop-list-loading">
+    <div className="animate-pulse" role="status" aria-label="加载中" data-testid="shop-list-loading">
       {[0, 1, 2].map((i) => (
         <div key={i} className="flex gap-3 px-4 py-3">
           <div className="h-20 w-24 rounded-md bg-gray-200" />

@@ -26,10 +26,10 @@ function People({ title, people, total, testId }: { title: string; people: Perso
     <section className="px-4 py-2">
       <h2 className="text-sm font-semibold text-gray-700">
         {title}
-        {all > Math.min(SHOWN, people.length) && <span className="ml-1 text-xs font-normal text-gray-400" data-testid={`${testId}-total`}>共 {all} 人，显示前 {Math.min(SHOWN, people.length)} 人</span>}
+        {all > Math.min(SHOWN, people.length) && <span className="ml-1 text-xs font-normal text-gray-600" data-testid={`${testId}-total`}>共 {all} 人，显示前 {Math.min(SHOWN, people.length)} 人</span>}
       </h2>
       {people.length === 0 ? (
-        <p className="text-xs text-gray-400">暂无</p>
+        <p className="text-xs text-gray-600">暂无</p>
       ) : (
         <ul className="mt-1 flex flex-wrap gap-2" data-testid={testId}>
           {people.slice(0, SHOWN).map((p) => (
@@ -67,7 +67,7 @@ export default async function UserPage({ params, searchParams }: Props) {
         <div className="flex h-16 w-16 flex-none items-center justify-center rounded-full bg-brand/15 text-2xl text-brand">{profile.nickName.slice(0, 1)}</div>
         <div className="min-w-0 flex-1">
           <h1 className="truncate text-lg font-semibold" data-testid="user-nickname">{profile.nickName}</h1>
-          <p className="text-xs text-gray-500">{profile.introduce || '这个人很懒，什么都没写'}</p>
+          <p className="text-xs text-gray-600">{profile.introduce || '这个人很懒，什么都没写'}</p>
           <p className="mt-1 flex gap-4 text-sm">
             <span><b data-testid="user-following">{profile.following}</b> 关注</span>
             <span><b data-testid="user-followers">{profile.followers}</b> 粉丝</span>

@@ -17,7 +17,7 @@ export default async function ShopEditPage({ params }: { params: Promise<{ id: s
   if (res.forbidden) forbidden();
   return (
     <section className="space-y-4">
-      <Link href="/admin/shops" className="text-sm text-gray-500">
+      <Link href="/admin/shops" className="text-sm text-gray-600">
         ← 返回店铺
       </Link>
       <h1 className="text-xl font-semibold" data-testid="shop-edit-title">

@@ -28,7 +28,7 @@ export default async function VoucherPage({ params, searchParams }: { params: Pr
 
   return (
     <section className="space-y-4">
-      <Link href={`/admin/vouchers?shopId=${v.shopId}`} className="text-sm text-gray-500" data-testid="back-to-list">
+      <Link href={`/admin/vouchers?shopId=${v.shopId}`} className="text-sm text-gray-600" data-testid="back-to-list">
         ← 返回列表
       </Link>
       <div className="flex flex-wrap items-center justify-between gap-3">
@@ -36,7 +36,7 @@ export default async function VoucherPage({ params, searchParams }: { params: Pr
           <h1 className="text-xl font-semibold" data-testid="voucher-detail-title">
             {v.title}
           </h1>
-          <p className="mt-1 text-sm text-gray-500">
+          <p className="mt-1 text-sm text-gray-600">
             {v.shopName} · {v.type === 1 ? '秒杀券' : '普通券'} · ¥{fenToYuan(v.payValue)} / 面值 ¥{fenToYuan(v.actualValue)} · <StateBadge state={v.state} testId="voucher-detail-state" />
           </p>
         </div>
@@ -57,19 +57,19 @@ export default async function VoucherPage({ params, searchParams }: { params: Pr
       {v.seckill && (
         <dl className="grid grid-cols-2 gap-3 rounded-lg bg-white p-5 text-sm shadow-sm md:grid-cols-4" data-testid="voucher-stock-summary">
           <div>
-            <dt className="text-gray-500">总库存</dt>
+            <dt className="text-gray-600">总库存</dt>
             <dd className="text-lg font-medium">{v.seckill.initialStock}</dd>
           </div>
           <div>
-            <dt className="text-gray-500">数据库剩余</dt>
+            <dt className="text-gray-600">数据库剩余</dt>
             <dd className="text-lg font-medium">{v.seckill.stock}</dd>
           </div>
           <div>
-            <dt className="text-gray-500">Redis 剩余</dt>
+            <dt className="text-gray-600">Redis 剩余</dt>
             <dd className="text-lg font-medium" data-testid="voucher-detail-remaining">{v.remaining ?? '未预热'}</dd>
           </div>
           <div>
-            <dt className="text-gray-500">活动时间（北京时间）</dt>
+            <dt className="text-gray-600">活动时间（北京时间）</dt>
             <dd>
               {formatShanghai(v.seckill.beginTime, false)} 至 {formatShanghai(v.seckill.endTime, false)}
             </dd>
@@ -79,7 +79,7 @@ export default async function VoucherPage({ params, searchParams }: { params: Pr
       {reservation && <ReservationPanel view={reservation} />}
       <VoucherActions voucher={v} />
       <h2 className="pt-2 font-medium">编辑</h2>
-      {v.state === 'taken_down' && <p className="text-sm text-gray-500">已下架的券不能再修改。</p>}
+      {v.state === 'taken_down' && <p className="text-sm text-gray-600">已下架的券不能再修改。</p>}
       <VoucherForm voucher={v} />
     </section>
   );

@@ -14,12 +14,12 @@ export default async function NewVoucherPage({ searchParams }: { searchParams: P
   const wanted = typeof sp.shopId === 'string' && shops.some((s) => s.id === sp.shopId) ? sp.shopId : undefined;
   return (
     <section className="space-y-4">
-      <Link href="/admin/vouchers" className="text-sm text-gray-500">
+      <Link href="/admin/vouchers" className="text-sm text-gray-600">
         ← 返回列表
       </Link>
       <h1 className="text-xl font-semibold">新建优惠券</h1>
       {shops.length === 0 ? (
-        <p className="rounded-lg bg-white p-8 text-center text-gray-500 shadow-sm" data-testid="no-shops">
+        <p className="rounded-lg bg-white p-8 text-center text-gray-600 shadow-sm" data-testid="no-shops">
           你还没有可管理的店铺
         </p>
       ) : (

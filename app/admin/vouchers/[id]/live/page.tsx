@@ -23,14 +23,14 @@ export default async function LivePage({ params }: { params: Promise<{ id: strin
   const s = res.value;
   return (
     <section className="space-y-4">
-      <Link href={`/admin/vouchers/${s.voucherId}`} className="text-sm text-gray-500" data-testid="back-to-voucher">
+      <Link href={`/admin/vouchers/${s.voucherId}`} className="text-sm text-gray-600" data-testid="back-to-voucher">
         ← 返回详情
       </Link>
       <div>
         <h1 className="text-xl font-semibold" data-testid="live-title">
           实时库存 · {s.title}
         </h1>
-        <p className="mt-1 text-sm text-gray-500">
+        <p className="mt-1 text-sm text-gray-600">
           <StateBadge state={s.state} /> {formatShanghai(s.beginTime, false)} 至 {formatShanghai(s.endTime, false)}（北京时间）
         </p>
       </div>

@@ -28,10 +28,10 @@ export default async function VoucherOrdersPage({ params, searchParams }: { para
 
   return (
     <section className="space-y-4">
-      <Link href={`/admin/vouchers/${id}`} className="text-sm text-gray-500">← 返回优惠券</Link>
+      <Link href={`/admin/vouchers/${id}`} className="text-sm text-gray-600">← 返回优惠券</Link>
       <div>
         <h1 className="text-xl font-semibold">{voucher.title} · 订单</h1>
-        <p className="mt-1 text-sm text-gray-500">
+        <p className="mt-1 text-sm text-gray-600">
           {voucher.shopName} · 已退回库存 <span data-testid="orders-returned">{counts.returned}</span>
         </p>
       </div>
@@ -45,14 +45,14 @@ export default async function VoucherOrdersPage({ params, searchParams }: { para
       </div>
       <div className="overflow-x-auto rounded-lg bg-white shadow-sm">
         <table className="w-full text-left text-sm" data-testid="voucher-orders">
-          <thead className="bg-gray-50 text-gray-500">
+          <thead className="bg-gray-50 text-gray-600">
             <tr>
               <th className="px-3 py-2">订单号</th><th className="px-3 py-2">买家</th><th className="px-3 py-2">状态</th><th className="px-3 py-2">下单</th><th className="px-3 py-2">最近变化</th><th className="px-3 py-2" />
             </tr>
           </thead>
           <tbody>
             {items.length === 0 && (
-              <tr><td colSpan={6} className="px-3 py-6 text-center text-gray-400">没有订单</td></tr>
+              <tr><td colSpan={6} className="px-3 py-6 text-center text-gray-600">没有订单</td></tr>
             )}
             {items.map((o) => (
               <tr key={o.id} className="border-t" data-testid="voucher-order-row" data-status={o.status}>
