@@ -48,7 +48,7 @@ import { zookeeperBackend, type ZooKeeperBackend } from '@/lib/lock/zookeeper';
 import { redis } from '@/lib/redis/client';
 import type { RedisClient } from '@/lib/redis/types';
 
-export { LockTimeoutError, LockLostError } from '@/lib/lock/core';
+export { LockTimeoutError, LockLostError, LockUnavailableError } from '@/lib/lock/core';
 export { setIfFenceNewer } from '@/lib/lock/fence';
 
 export type LockNodes = 'single' | 'multi' | 'zookeeper';

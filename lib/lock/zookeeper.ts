@@ -20,7 +20,7 @@
  * while its waitMs lasts, so losing one server of an ensemble delays waiters instead of failing them.
  */
 import zookeeper, { type Client, type Event, type Exception, type Stat } from 'node-zookeeper-client';
-import type { Grant, LockBackend } from '@/lib/lock/core';
+import { LockUnavailableError, type Grant, type LockBackend } from '@/lib/lock/core';
 
 const ROOT = '/hmdp/locks';
 const PREFIX = 'lock-';
@@ -219,22 +219,26 @@ export function zookeeperBackend(connect: string, sessionTimeoutMs: number): Zoo
           // Never granted, so nothing was held: while the wait lasts, queue again on a new session
           // (one server of an ensemble lost: the client is dropped until a new leader serves).
           const left = deadline - Date.now();
-          if (!s.dead || left <= 0) throw err;
+          if (!s.dead || left <= 0) throw err instanceof LockUnavailableError ? err : new LockUnavailableError(name, (err as Error).message);
           await sleep(Math.min(100, left));
         }
       }
     },
     async invalidationFence() {
       const s = session();
-      await connected(s, 0);
-      for (let tries = 0; ; tries++) {
-        try {
-          const stat = await call<Stat>((cb) => s.client.setData(FENCE_NODE, Buffer.alloc(0), -1, cb));
-          return fenceOfZxid(stat.mzxid);
-        } catch (err) {
-          if (!isCode(err, zookeeper.Exception.NO_NODE) || tries >= 2) throw err;
-          await makeDir(s, FENCE_NODE);
+      try {
+        await connected(s, 0);
+        for (let tries = 0; ; tries++) {
+          try {
+            const stat = await call<Stat>((cb) => s.client.setData(FENCE_NODE, Buffer.alloc(0), -1, cb));
+            return fenceOfZxid(stat.mzxid);
+          } catch (err) {
+            if (!isCode(err, zookeeper.Exception.NO_NODE) || tries >= 2) throw err;
+            await makeDir(s, FENCE_NODE);
+          }
         }
+      } catch (err) {
+        throw new LockUnavailableError(FENCE_NODE, (err as Error).message);
       }
     },
     // The call chain holds the znode already: nothing to take on the server, nothing to give back.
