@@ -36,8 +36,8 @@ interface Session {
 }
 
 export interface ZooKeeperBackend extends LockBackend {
-  /** Watch notifications received by waiters (each is one waiter woken by its predecessor's release). */
-  readonly stats: { wakeups: number };
+  /** Watches set by waiters on their predecessor, and notifications received (each is one waiter woken by its predecessor's release). */
+  readonly stats: { watches: number; wakeups: number };
   /** A fence above every grant queued before this call and below every grant queued after it. */
   invalidationFence(): Promise<number>;
   close(): Promise<void>;
@@ -80,7 +80,7 @@ let ids = 0;
 export function zookeeperBackend(connect: string, sessionTimeoutMs: number): ZooKeeperBackend {
   if (!connect) throw new Error("nodes: 'zookeeper' needs ZOOKEEPER_CONNECT (host:port, comma separated)");
   let current: Session | undefined;
-  const stats = { wakeups: 0 };
+  const stats = { watches: 0, wakeups: 0 };
 
   const end = (s: Session, detail: string) => {
     if (s.dead) return;
@@ -132,6 +132,7 @@ export function zookeeperBackend(connect: string, sessionTimeoutMs: number): Zoo
         (err, stat) => {
           if (err) return (clearTimeout(timer), s.onEnd.delete(ended), reject(asError(err)));
           if (!stat) done(true); // released between our listing and the watch
+          else stats.watches += 1;
         },
       );
     });
