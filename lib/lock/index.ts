@@ -80,7 +80,11 @@ function backendFor(nodes: LockNodes = configuredLockNodes): LockBackend {
  * from a grant of lock `lockName` handed out before this call (a rebuild that read the old data).
  * The fence comes from the lock's own backend, so it is ordered with that backend's grants. If
  * the backend cannot give one (ZooKeeper or a Redlock majority unreachable), the key is still
- * deleted and the error thrown, so the caller retries the fenced part.
+ * deleted and the error thrown (CacheClient.invalidate keeps the key and tries again when its
+ * Redis connection is ready again). Until it goes through, a rebuild that read before the
+ * change and still holds its lock (another process that reaches the backend; on Redlock, until
+ * its lease ends) can store what it read; a rebuild that lost the backend too lost its lock, its
+ * signal aborted, and it stores nothing.
  */
 export async function invalidateFenced(client: RedisClient, lockName: string, key: string, nodes: LockNodes = configuredLockNodes): Promise<void> {
   if (nodes === 'single') return invalidateWithFence(client, key, await singleNodeInvalidationFence(client, lockName));
