@@ -29,7 +29,9 @@ function spawnScript(script: string, args: string[], env: NodeJS.ProcessEnv) {
     new Promise<string>((resolve, reject) => {
       const look = () => {
         const hit = out.split('\n').find((l) => l.startsWith(`${prefix} `));
-        if (hit) resolve(hit.slice(prefix.length + 1));
+        if (!hit) return;
+        child.stdout.off('data', look); // many line() calls on one child must not pile up listeners
+        resolve(hit.slice(prefix.length + 1));
       };
       child.stdout.on('data', look);
       look(); // it may have arrived already
