@@ -79,6 +79,12 @@ const schema = z.object({
   DB_POOL_SIZE: int(20),
   /** The one Redis (unused when REDIS_CLUSTER_NODES is set). */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
+  /**
+   * Where the product's own locks live (cache rebuild, voucher console, GEO index; docs/locks.md#choosing-the-backend):
+   * `redis` = the one Redis (or the cluster), `redlock` = a majority of REDIS_URL + REDLOCK_NODES
+   * (at least 3 nodes), `zookeeper` = the ensemble at ZOOKEEPER_CONNECT. Checked at start.
+   */
+  LOCK_BACKEND: z.enum(['redis', 'redlock', 'zookeeper']).default('redis'),
   /** Extra independent Redis nodes for the multi-node (redlock) lock, comma separated. */
   REDLOCK_NODES: z
     .string()
@@ -237,12 +243,40 @@ export type Env = z.infer<typeof schema>;
 /** The schema itself, for scripts/env-doc.ts (docs/configuration.md is generated from this file). */
 export { schema as envSchema };
 
+/** The nodes of the redlock lock: REDIS_URL (unless a Redis Cluster replaces it) plus REDLOCK_NODES, each once. */
+export function redlockNodes(e: Pick<Env, 'REDIS_URL' | 'REDLOCK_NODES' | 'REDIS_CLUSTER_NODES'>): string[] {
+  return [...new Set([...(e.REDIS_CLUSTER_NODES.length ? [] : [e.REDIS_URL]), ...e.REDLOCK_NODES])];
+}
+
+/** Settings that are each valid alone but not together; one message per problem, naming the variable. */
+export function crossFieldProblems(e: Env): string[] {
+  const problems: string[] = [];
+  if (e.LOCK_BACKEND === 'redlock') {
+    const nodes = redlockNodes(e);
+    const bad = nodes.filter((u) => !/^rediss?:\/\/[^/\s]+(\/\d+)?$/.test(u));
+    if (bad.length) problems.push(`REDLOCK_NODES: not a redis://host:port[/db] URL: ${bad.join(', ')}`);
+    else if (new Set(nodes.map((u) => new URL(u).pathname.slice(1) || '0')).size > 1) problems.push('REDLOCK_NODES: every redlock node must use the same db index as the first');
+    if (nodes.length < 3) {
+      const from = e.REDIS_CLUSTER_NODES.length ? 'REDLOCK_NODES (REDIS_URL is not one: a Redis Cluster is set)' : 'REDIS_URL + REDLOCK_NODES';
+      problems.push(`LOCK_BACKEND: redlock needs at least 3 independent Redis nodes, ${from} name ${nodes.length}`);
+    }
+  }
+  if (e.LOCK_BACKEND === 'zookeeper') {
+    // host:port,host:port[/chroot] (the chroot, if any, follows the last server)
+    const servers = e.ZOOKEEPER_CONNECT.replace(/\/.*$/, '').split(',').map((x) => x.trim());
+    if (!e.ZOOKEEPER_CONNECT.trim()) problems.push('ZOOKEEPER_CONNECT: LOCK_BACKEND=zookeeper needs the ensemble (host:port, comma separated)');
+    else if (servers.some((x) => !/^[^:/\s]+:\d{1,5}$/.test(x))) problems.push(`ZOOKEEPER_CONNECT: expected host:port[,host:port…], got "${e.ZOOKEEPER_CONNECT}"`);
+    if (e.ZOOKEEPER_SESSION_TIMEOUT_MS < 200) problems.push('ZOOKEEPER_SESSION_TIMEOUT_MS: at least 200 (ZooKeeper grants no shorter session)');
+  }
+  return problems;
+}
+
 function load(): Env {
   const parsed = schema.safeParse(process.env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
-    throw new Error(`Invalid environment:\n${lines}`);
-  }
+  const lines = parsed.success
+    ? crossFieldProblems(parsed.data).map((p) => `  ${p}`)
+    : parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  if (!parsed.success || lines.length) throw new Error(`Invalid environment:\n${lines.join('\n')}`);
   return Object.freeze(parsed.data);
 }
 

@@ -84,6 +84,8 @@ export function isDependencyDown(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   return (
     err.name === 'MaxRetriesPerRequestError' ||
+    // lib/lock: the lock's service (a ZooKeeper ensemble) could not be asked.
+    err.name === 'LockUnavailableError' ||
     (typeof code === 'string' && DOWN_CODES.has(code)) ||
     /Connection is closed|Stream isn't writeable|connect ECONNREFUSED|Command aborted due to connection close/.test(err.message) ||
     // Redis Cluster mid-failover: the slot's master is dead and its replica not yet promoted. A

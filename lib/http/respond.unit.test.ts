@@ -14,6 +14,13 @@ describe('isDependencyDown', () => {
     expect(JSON.stringify(r.body)).not.toContain('7100');
   });
 
+  it('a lock service that cannot be asked (LOCK_BACKEND=zookeeper, no server serving) is a 503', async () => {
+    const { LockUnavailableError } = await import('@/lib/lock/core');
+    const r = errorReply(new LockUnavailableError('voucher-admin:1', 'connecting to ZooKeeper at 10.0.0.5:2181 took over 2000 ms'));
+    expect(r.status).toBe(503);
+    expect(JSON.stringify(r.body)).not.toContain('10.0.0.5');
+  });
+
   it('keeps a plain bug a 500', () => {
     expect(isDependencyDown(new Error('a MOVED word inside is not a redirect'))).toBe(false);
     expect(errorReply(new TypeError('x is undefined')).status).toBe(500);

@@ -17,6 +17,14 @@ export class LockTimeoutError extends Error {
   }
 }
 
+/** The lock's service could not be asked (no ZooKeeper server serving): a dependency down (503), not "busy". */
+export class LockUnavailableError extends Error {
+  constructor(readonly lockName: string, detail: string) {
+    super(`lock "${lockName}" unavailable: ${detail}`);
+    this.name = 'LockUnavailableError';
+  }
+}
+
 export interface LockOptions {
   /** How long a grant lives without renewal; the watchdog renews it every third (default 10 000 ms). */
   leaseMs?: number;

@@ -22,20 +22,23 @@ export async function setIfFenceNewer(client: RedisClient, key: string, value: s
 }
 
 /**
- * Deletes `key` after its source of truth changed, and refuses from then on every fenced write
- * from a grant of lock `lockName` handed out before this call (a rebuild that read the old data).
- * Takes a fence from the single-node lock's counter, so pair it with single-node locks.
+ * Deletes `key` and raises its fence record to `fence`, a token the lock's backend handed out
+ * after the source of truth changed (lib/lock/index.ts invalidateFenced picks the backend).
  */
-export async function invalidateFenced(client: RedisClient, lockName: string, key: string): Promise<void> {
-  const fence = await client.incr(keys.lockFence(lockName));
+export async function invalidateWithFence(client: RedisClient, key: string, fence: number): Promise<void> {
   await runScript(client, 'lock-fenced-del', [key, keys.fenceRecord(key)], [fence, FENCE_RECORD_MIN_TTL_MS]);
 }
 
+/** The single-node lock's invalidation fence: the next value of its counter (every later grant gets a greater one). */
+export function singleNodeInvalidationFence(client: RedisClient, lockName: string): Promise<number> {
+  return client.incr(keys.lockFence(lockName));
+}
+
 /**
- * Shortens a lock's fence counter to at most `ttlMs` (never lengthens it). For locks whose name a
- * stranger chooses (the rebuild lock of a random id): their counter must not outlive what they
- * guarded. Safe because a counter created later starts at Redis' clock in ms, above any old token.
+ * Shortens a single-node lock's fence counter to at most `ttlMs` (never lengthens it). For locks
+ * whose name a stranger chooses (the rebuild lock of a random id): their counter must not outlive
+ * what they guarded. Safe because a counter created later starts at Redis' clock in ms, above any old token.
  */
-export async function boundFenceCounter(client: RedisClient, lockName: string, ttlMs: number): Promise<void> {
+export async function boundSingleNodeFence(client: RedisClient, lockName: string, ttlMs: number): Promise<void> {
   await client.pexpire(keys.lockFence(lockName), ttlMs, 'LT');
 }

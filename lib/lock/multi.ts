@@ -16,6 +16,10 @@ import { runScript } from '@/lib/redis/scripts';
 const RETRY_DELAY_MS = 100;
 
 export interface MultiNodeBackend extends LockBackend {
+  /** A fence above every grant of `name` handed out before and below every later one (majority read, max + 1, majority raise). */
+  invalidationFence(name: string): Promise<number>;
+  /** Shortens `name`'s fence counter on every node that answers to at most `ttlMs` (never lengthens it). */
+  boundFence(name: string, ttlMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -135,6 +139,14 @@ export function multiNodeBackend(urls: string[]): MultiNodeBackend {
     },
     // The grant spans the whole outer section, so an inner hold in the same call chain needs no round trip.
     reenter: async () => async () => undefined,
+    async invalidationFence(name) {
+      await firstConnect;
+      return nextFence(name);
+    },
+    async boundFence(name, ttlMs) {
+      await firstConnect;
+      await Promise.allSettled(nodes.map((n) => n.pexpire(keys.lockFence(name), ttlMs, 'LT')));
+    },
     async close() {
       await Promise.all(nodes.map((n) => n.quit().catch(() => n.disconnect())));
     },

@@ -85,7 +85,9 @@ describe('ZooKeeper lock', () => {
         await sleep(1);
       }),
     );
-    await sleep(500); // every waiter has queued and set its watch
+    // Every waiter has queued and set its watch (polled: a fixed pause was too short on a busy machine).
+    for (const until = Date.now() + 15_000; backend.stats.watches < 50 && Date.now() < until; ) await sleep(10);
+    expect(backend.stats.watches).toBe(50);
     expect(backend.stats.wakeups).toBe(0);
     gate();
     await Promise.all([holder, ...waiters]);

@@ -15,10 +15,16 @@ import { LockTimeoutError, withLock } from '@/lib/lock';
 import { invalidateShopVouchers } from '@/lib/shop/shop.cache';
 import { findVoucherRow } from '@/lib/voucher/voucher.repository';
 
-/** One lock per voucher for the console's changes, so an edit, a preheat and an add-stock never interleave. */
-export async function underVoucherLock<T>(voucherId: string, fn: () => Promise<T>): Promise<T> {
+export const voucherLockName = (voucherId: string) => `voucher-admin:${voucherId}`;
+
+/**
+ * One lock per voucher for the console's changes, so an edit, a preheat and an add-stock never
+ * interleave. It lives where LOCK_BACKEND says (docs/locks.md); `signal` aborts if the lock is
+ * lost while `fn` runs (lease not renewed, ZooKeeper session lost): check it before each write.
+ */
+export async function underVoucherLock<T>(voucherId: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   try {
-    return await withLock(`voucher-admin:${voucherId}`, { leaseMs: 30_000, waitMs: 10_000 }, () => fn());
+    return await withLock(voucherLockName(voucherId), { leaseMs: 30_000, waitMs: 10_000 }, (signal) => fn(signal));
   } catch (e) {
     if (e instanceof LockTimeoutError) throw new AppError('CONFLICT', '该券正在被其他操作修改，请稍后重试');
     throw e;

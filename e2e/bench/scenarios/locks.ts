@@ -23,7 +23,7 @@ type BackendName = (typeof BACKENDS)[number];
 const SURVIVES: Record<BackendName, string> = {
   single: 'holder crash (lease, lib/lock/processes.test.ts); NOT a master failover (the replica may lack the lock)',
   multi: 'holder crash and 1 of 3 nodes down (majority, lib/lock/multi.test.ts); timing assumptions on clocks/pauses',
-  zookeeper: 'holder crash (session expiry, zookeeper.test.ts); server crash: holders aborted, no overlap (zookeeper-restart.test.ts)',
+  zookeeper: 'holder crash (session expiry, zookeeper.test.ts); server crash: holders aborted, no overlap (zookeeper-restart.test.ts); a 3-server ensemble losing its leader: no overlap, no lost work (product-locks.test.ts)',
 };
 
 interface Measured {
