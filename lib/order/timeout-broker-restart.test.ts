@@ -30,8 +30,8 @@ const ports = faultPorts(30, { mysql: 0, redis: 0, rabbit: 3115, webs: [] });
 const rabbit = new PrivateRabbit(ports.rabbit, ports.rabbitDist);
 /**
  * How old the queues must be before the broker is killed. RabbitMQ 3.10.8's Ra 2.2.0 records a new
- * quorum queue's server in a DETS table whose writes are cached for up to 3 s; a SIGKILL inside
- * that window loses the record, and the queue comes back as a brand-new, empty Ra server that never
+ * quorum queue's server in a DETS table (which caches writes); a SIGKILL soon after the queue's
+ * creation loses the record, and the queue comes back as a brand-new, empty Ra server that never
  * elects itself leader (its confirmed messages gone, every publish to it refused). Reproduced with
  * 2 queues and 3 messages: killed ~1 s after the declaration, the delay queue recovered empty and
  * leaderless (`ra_metrics` all 0, `{pong, follower}`) 2 runs of 2; killed 6 s after, all 3 messages
