@@ -52,5 +52,8 @@ echo "▶ failover mid-sale";     npx tsx e2e/faults/failover.ts --ci
 # A RabbitMQ node lost mid-sale (about 80 s): a fresh 3-node cluster, the orders queue's leader
 # SIGKILLed while buyers grab through it; grabs keep being accepted, 0 lost (docs/rabbitmq.md#a-node-lost-mid-sale).
 echo "▶ broker node lost mid-sale"; npx tsx e2e/faults/rabbit-cluster.ts --ci --via-victim
+# The node that leads the (quorum) payment-timeout queues SIGKILLed while 40 timeouts wait out
+# their TTL (about 2 min): every order still cancelled by its message (docs/rabbitmq.md).
+echo "▶ broker node lost while timeouts wait"; npx tsx e2e/faults/rabbit-timeout.ts
 echo "▶ browser e2e";          npx playwright test -c e2e/playwright.config.ts
 echo "▶ browser e2e: order lifecycle (12 s payment window)"; ORDER_PAY_TIMEOUT_SECONDS=12 npx playwright test -c e2e/playwright.config.ts e2e/lifecycle.spec.ts

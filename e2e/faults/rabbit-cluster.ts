@@ -35,11 +35,11 @@ async function main(): Promise<number> {
   log(`fresh 3-node RabbitMQ cluster on ${base}-${base + 2}; ${STOCK} units, ${RATE} grabs/s; processes connect to node ${VIA_VICTIM ? 1 : 2} first`);
   cluster('stop');
   const nodes = cluster('start').trim().split('\n').pop()!.split(',');
-  // The queues are declared through node 1, so it leads them (and is the classic queues' home);
+  // The queues are declared through node 1, so it leads them all (every one is a quorum queue);
   // the processes connect to node 2 first: their channels stay open across the leader election
   // the kill of node 1 causes, the case where a channel keeps nacking until it is reopened.
   // --via-victim: they connect to node 1 instead, so the kill moves every connection and every
-  // channel is declared again while the classic queues' home is down.
+  // channel declares the whole topology again while node 1 is down.
   process.env.RABBITMQ_URL = (VIA_VICTIM ? nodes : [nodes[1], nodes[2], nodes[0]]).join(',');
   process.env.MQ_PREFIX = `hmdp_rabbit_cluster_${process.pid}`;
   process.env.LOG_LEVEL ??= 'error';

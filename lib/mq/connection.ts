@@ -86,7 +86,7 @@ export function getPublishChannel(): Promise<ConfirmChannel> {
       ch.on('close', () => {
         if (state.pub === p) state.pub = undefined;
       });
-      await assertTopology(ch, undefined, conn);
+      await assertTopology(ch);
       return ch;
     })();
     state.pub = p;

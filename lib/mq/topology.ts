@@ -9,9 +9,8 @@
  *                                          with x-reason / x-attempts headers (the worker also
  *                                          files each one in tb_order_dead_letter for the admin)
  */
-import type { Channel, ChannelModel } from 'amqplib';
+import type { Channel } from 'amqplib';
 import { env } from '@/lib/env';
-import { log } from '@/lib/log';
 
 export const ORDER_ROUTING_KEY = 'order.create';
 /** Delay tiers for retries, as multiples of the base; attempt n waits tier min(n-1, last). */
@@ -24,10 +23,17 @@ export const names = {
   retryQueue: (delayMs: number) => `${env.MQ_PREFIX}.orders.retry.${delayMs}ms`,
   deadExchange: `${env.MQ_PREFIX}.orders.dead`,
   deadQueue: `${env.MQ_PREFIX}.orders.dead`,
-  /** Payment timeouts: a delay queue per timeout (TTL) dead-letters into the timeout queue. */
-  timeoutDelayQueue: (delayMs: number) => `${env.MQ_PREFIX}.orders.timeout.delay.${delayMs}ms`,
+  /**
+   * Payment timeouts: a delay queue per timeout (TTL) dead-letters into the timeout queue. Both are
+   * quorum queues under new names (`.v2`): a queue's type cannot change under its name (406
+   * PRECONDITION_FAILED), so the classic ones of earlier versions (`legacy…`) are drained into
+   * these by lib/mq/queue-move.ts and deleted (docs/rabbitmq.md#moving-the-classic-timeout-queues).
+   */
+  timeoutDelayQueue: (delayMs: number) => `${env.MQ_PREFIX}.orders.timeout.v2.delay.${delayMs}ms`,
   timeoutExchange: `${env.MQ_PREFIX}.orders.timeout`,
-  timeoutQueue: `${env.MQ_PREFIX}.orders.timeout`,
+  timeoutQueue: `${env.MQ_PREFIX}.orders.timeout.v2`,
+  legacyTimeoutDelayQueue: (delayMs: number) => `${env.MQ_PREFIX}.orders.timeout.delay.${delayMs}ms`,
+  legacyTimeoutQueue: `${env.MQ_PREFIX}.orders.timeout`,
 };
 export const TIMEOUT_ROUTING_KEY = 'order.timeout';
 
@@ -37,14 +43,11 @@ export function retryDelayFor(attempt: number, baseMs = env.ORDER_RETRY_BASE_MS)
 }
 
 /**
+ * Every queue here is a quorum queue (replicated; a new leader is elected when a node dies), so no
+ * declaration on the grab path fails while one node is down (docs/rabbitmq.md#a-cluster).
  * Retry queues are named by their delay, so processes with another retry base never clash.
- * With `conn`, the (classic) payment-timeout queues are declared on a channel of their own, and a
- * refusal there is only logged: on a cluster, a classic queue whose home node is down fails its
- * declaration (`404 … home node … down`) and closes the channel that asked, and the grab path's
- * publish channel and the order worker's session must not go down with it
- * (docs/rabbitmq.md#a-cluster). A timeout not scheduled meanwhile is the SQL backstop's.
  */
-export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_BASE_MS, conn?: ChannelModel): Promise<void> {
+export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_BASE_MS): Promise<void> {
   await ch.assertExchange(names.ordersExchange, 'direct', { durable: true });
   await ch.assertQueue(names.ordersQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   await ch.bindQueue(names.ordersQueue, names.ordersExchange, ORDER_ROUTING_KEY);
@@ -66,16 +69,7 @@ export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_
   await ch.assertExchange(names.deadExchange, 'fanout', { durable: true });
   await ch.assertQueue(names.deadQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   await ch.bindQueue(names.deadQueue, names.deadExchange, '');
-  if (!conn) return assertTimeoutTopology(ch);
-  const side = await conn.createChannel();
-  side.on('error', () => {});
-  try {
-    await assertTimeoutTopology(side);
-  } catch (err) {
-    log.warn({ err: (err as Error).message }, 'payment-timeout queues unavailable; the SQL backstop covers timeouts meanwhile');
-  } finally {
-    await side.close().catch(() => {});
-  }
+  await assertTimeoutTopology(ch);
 }
 
 /**
@@ -83,22 +77,27 @@ export async function assertTopology(ch: Channel, retryBaseMs = env.ORDER_RETRY_
  * payment window in a delay queue no one consumes, whose per-queue TTL dead-letters it into the
  * timeout queue the worker consumes. One TTL per queue keeps expiry FIFO (a per-message TTL only
  * expires at the head); the queue is named by its delay so a changed timeout gets its own queue.
+ *
+ * Quorum queues both, with at-least-once dead-lettering (RabbitMQ 3.10+; it needs
+ * `x-overflow: reject-publish`, else the broker silently falls back to at-most-once): an expired
+ * message leaves the delay queue only once the timeout queue has confirmed it, so a timeout queue
+ * that is electing a leader or briefly unreachable delays the message instead of dropping it.
+ * The timeout queue is bound to the same exchange as the classic one of earlier versions, so
+ * whatever an old classic delay queue still dead-letters reaches it too.
  */
 export async function assertTimeoutTopology(ch: Channel, delayMs = env.ORDER_PAY_TIMEOUT_SECONDS * 1000): Promise<void> {
   await ch.assertExchange(names.timeoutExchange, 'direct', { durable: true });
-  await ch.assertQueue(names.timeoutQueue, { durable: true, arguments: { 'x-queue-type': 'classic' } });
+  await ch.assertQueue(names.timeoutQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   await ch.bindQueue(names.timeoutQueue, names.timeoutExchange, TIMEOUT_ROUTING_KEY);
-  // Classic queues, both: after a broker restart, RabbitMQ 3.10 expired the waiting messages
-  // before the (asynchronously recovering) quorum queues were back, and dead-lettering into a
-  // queue that is not there drops the message (lib/order/timeout-broker-restart.test.ts saw it).
-  // Classic dead-lettering is at-most-once anyway: the SQL backstop covers whatever it drops.
   await ch.assertQueue(names.timeoutDelayQueue(delayMs), {
     durable: true,
     arguments: {
-      'x-queue-type': 'classic',
+      'x-queue-type': 'quorum',
       'x-message-ttl': delayMs,
       'x-dead-letter-exchange': names.timeoutExchange,
       'x-dead-letter-routing-key': TIMEOUT_ROUTING_KEY,
+      'x-dead-letter-strategy': 'at-least-once',
+      'x-overflow': 'reject-publish',
     },
   });
 }

@@ -71,6 +71,9 @@ export async function scheduleOrderTimeouts(ch: ConfirmChannel, orders: TimeoutD
           persistent: true,
           messageId: group.length === 1 ? `timeout-${group[0]!.orderId}` : `timeout-${group[0]!.orderId}-${group.length}`,
           contentType: 'application/json',
+          // The deadline itself travels too: a move into another queue (lib/mq/queue-move.ts) can
+          // then give the copy exactly what is left of the window.
+          headers: { 'x-deadline': latest },
           expiration: String(Math.max(0, Math.min(windowMs, latest - now))),
         },
         PUBLISH_TIMEOUT_MS,

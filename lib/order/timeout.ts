@@ -13,6 +13,7 @@ import { db as defaultDb, type DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 import { settle as settleOn, startConsumer, type ConsumerSession } from '@/lib/mq/consumer';
+import { moveLegacyTimeoutQueues } from '@/lib/mq/queue-move';
 import { assertTimeoutTopology, names } from '@/lib/mq/topology';
 import { cancelIfOverdue } from '@/lib/order/lifecycle';
 import { overdueUnpaidIds } from '@/lib/order/lifecycle.repository';
@@ -69,6 +70,7 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
   let stopping = false;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
+  let moving: Promise<unknown> | undefined;
 
   async function expire(orderId: string): Promise<void> {
     for (let tries = 0; ; tries++) {
@@ -168,7 +170,15 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
     queue: names.timeoutQueue,
     prefetch: o.prefetch,
     registry: options.registry,
-    setup: (s) => assertTimeoutTopology(s.ch, o.timeoutSeconds * 1000),
+    setup: async (s) => {
+      await assertTimeoutTopology(s.ch, o.timeoutSeconds * 1000);
+      // The classic queues of earlier versions, if any, drained into these in the background (a
+      // no-op once they are gone); every session start tries again, so one a still-running old
+      // process kept alive is moved later (docs/rabbitmq.md#moving-the-classic-timeout-queues).
+      moving ??= moveLegacyTimeoutQueues(s.conn, o.timeoutSeconds * 1000).finally(() => {
+        moving = undefined;
+      });
+    },
     onMessage,
   });
   scheduleSweep();
@@ -180,7 +190,7 @@ export async function startTimeoutWorker(options: TimeoutWorkerOptions = {}): Pr
       if (stopping) return;
       stopping = true;
       clearTimeout(sweepTimer);
-      await consumer.stop(() => Promise.all([...inFlight, sweeping]));
+      await consumer.stop(() => Promise.all([...inFlight, sweeping, moving]));
     },
   };
 }

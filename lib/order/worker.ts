@@ -241,7 +241,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
     prefetch: o.prefetch,
     confirmChannel: true,
     registry: metrics.registry,
-    setup: (s) => assertTopology(s.confirm!, o.retryBaseMs, s.conn),
+    setup: (s) => assertTopology(s.confirm!, o.retryBaseMs),
     onMessage: (s, m) => {
       for (const d of toDeliveries(s, m, (fn) => settle(s, fn, 'order worker'))) batcher.push(d);
     },
