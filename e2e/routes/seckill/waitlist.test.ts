@@ -24,11 +24,14 @@ import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { keys } from '@/lib/redis/keys';
 import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
-import { waitlistNumbers } from '@/lib/seckill/waitlist/waitlist';
+import { waitlistNumbers } from '@/lib/seckill/waitlist/numbers';
 import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { createSaleInShop, grabAll, waitPersisted } from '@/e2e/support/fixtures/order-lifecycle';
 import { orderRow } from '@/e2e/support/fixtures/order-lifecycle.repository';
 import { firstShopId } from '@/lib/seckill/seckill.repository';
+import { grabVoucher } from '@/lib/seckill/grab';
+import { readLiveStock } from '@/lib/admin/live-stock';
+import { register } from 'prom-client';
 
 let worker: OrderWorker;
 let shopId: string;
@@ -214,4 +217,23 @@ describe('expiry', () => {
     expect(end.remaining).toBe(20 - won);
     await assertInvariants(s.voucherId, { drained: true });
   }, 30_000);
+});
+
+describe('per-sale numbers', () => {
+  it('/metrics and the console show grabs accepted / refused, waitlist length and offers; the badge counts offers', async () => {
+    const s = await soldOutSaleWithWaitlist(3, 4);
+    const [late] = await createTestUsers(db, redis, 1);
+    await expect(grabVoucher(db, redis, { voucherId: s.voucherId, userId: late!.userId, ip: '10.9.9.9' })).rejects.toMatchObject({ code: 'SOLD_OUT' });
+    await cancel(s.buyers[0]!, s.orderOf(s.buyers[0]!));
+    const text = await register.metrics();
+    const line = (name: string, labels: string) => new RegExp(`^${name}\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1];
+    expect(line('hmdp_sale_grabs_total', `voucher="${s.voucherId}",outcome="accepted"`)).toBe('3');
+    expect(line('hmdp_sale_grabs_total', `voucher="${s.voucherId}",outcome="refused"`)).toBe('1');
+    expect(line('hmdp_sale_waitlist', `voucher="${s.voucherId}"`)).toBe('3');
+    expect(line('hmdp_sale_offers_open', `voucher="${s.voucherId}"`)).toBe('1');
+    expect(line('hmdp_sale_offers_total', `voucher="${s.voucherId}",outcome="offered"`)).toBe('1');
+    const live = await readLiveStock(db, redis, s.voucherId);
+    expect(live.sale).toMatchObject({ waiting: 3, offersOpen: 1, offered: 1, claimed: 0, expired: 0, reserved: 0, grabsAccepted: 3, grabsRefused: 1 });
+    expect(live.consistency.differences.filter((d) => d.rule === 'redis-stock')).toEqual([]);
+  });
 });
