@@ -26,6 +26,11 @@ const shot = async (page: Page, name: string) => {
   if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 };
 
+/** The voucher card alone, where the waitlist lives (a full shop page is long and its header sticky). */
+const cardShot = async (page: Page, title: string, name: string) => {
+  if (SHOTS) await page.getByTestId('voucher').filter({ hasText: title }).screenshot({ path: `${SHOTS}/${name}-card.png` });
+};
+
 const grabBox = (page: Page, title: string) => page.getByTestId('voucher').filter({ hasText: title }).getByTestId('seckill-grab');
 
 test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer and buys it', async ({ page, browser }) => {
@@ -44,14 +49,16 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   await loginBySms(b, undefined, '/');
   await b.goto(`/shops/${shopId}`);
   const bBox = grabBox(b, v.title);
-  await bBox.getByTestId('seckill-button').click();
+  // The page already knows the stock is gone: the grab button is shut, the waitlist offered.
   await expect(bBox.getByTestId('seckill-button')).toHaveText('已售罄');
   await expect(bBox.getByTestId('waitlist-join')).toBeVisible();
   await bBox.scrollIntoViewIfNeeded();
   await shot(b, 'waitlist-sold-out');
+  await cardShot(b, v.title, 'waitlist-sold-out');
   await bBox.getByTestId('waitlist-join').click();
   await expect(bBox.getByTestId('waitlist-position')).toContainText('第 1 位');
   await shot(b, 'waitlist-waiting');
+  await cardShot(b, v.title, 'waitlist-waiting');
 
   // A cancels the order on the order page.
   await page.goto('/orders');
@@ -63,6 +70,7 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   await expect(bBox.getByTestId('waitlist-offer')).toBeVisible({ timeout: 10_000 });
   await expect(bBox.getByTestId('waitlist-countdown')).toHaveText(/^0[0-2]:\d\d$/);
   await shot(b, 'waitlist-offer');
+  await cardShot(b, v.title, 'waitlist-offer');
   await bBox.getByTestId('waitlist-claim').click();
   await expect(bBox.getByTestId('waitlist-bought')).toBeVisible();
   await bBox.getByTestId('waitlist-order-link').click();
