@@ -27,7 +27,9 @@ import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
 import { waitlistNumbers } from '@/lib/seckill/waitlist/numbers';
 import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { createSaleInShop, grabAll, waitPersisted } from '@/e2e/support/fixtures/order-lifecycle';
-import { orderRow } from '@/e2e/support/fixtures/order-lifecycle.repository';
+import { backdateOrder, orderRow } from '@/e2e/support/fixtures/order-lifecycle.repository';
+import { cancelIfOverdue } from '@/lib/order/lifecycle';
+import { startOfferExpiry } from '@/lib/seckill/waitlist/offer-expiry';
 import { firstShopId } from '@/lib/seckill/seckill.repository';
 import { grabVoucher } from '@/lib/seckill/grab';
 import { readLiveStock } from '@/lib/admin/live-stock';
@@ -151,6 +153,22 @@ describe('returns, offers and claims', () => {
 });
 
 describe('expiry', () => {
+  it('a payment timeout gives its unit to the waitlist too; the worker\'s timer (startOfferExpiry) moves an expired offer on by itself', async () => {
+    const s = await soldOutSaleWithWaitlist(1, 2);
+    const [buyer] = s.buyers;
+    await backdateOrder(db, s.orderOf(buyer!), 3600);
+    expect(await cancelIfOverdue(db, redis, s.orderOf(buyer!), 60)).toBe('cancelled');
+    expect(await offered(s.voucherId)).toEqual([s.waiting[0]!.userId]);
+    const timer = startOfferExpiry({ redis, intervalMs: 200 });
+    try {
+      await sleep(2600);
+      expect(await offered(s.voucherId)).toEqual([s.waiting[1]!.userId]);
+    } finally {
+      await timer.stop();
+    }
+    await assertInvariants(s.voucherId);
+  });
+
   it('an expired offer moves on to the next waiter, then to stock; five passes at once move each unit once', async () => {
     const s = await soldOutSaleWithWaitlist(10, 14);
     await Promise.all(s.buyers.map((u) => cancel(u, s.orderOf(u))));
