@@ -6,9 +6,10 @@
  */
 import { devices, expect, test, type Page } from '@playwright/test';
 import { JourneyData } from './support/journey-data';
-import { loginBySms } from './support/login';
+import { loginByPassword, loginBySms } from './support/login';
 
-const SHOP = '103茶餐厅';
+const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
+const MERCHANT = { phone: '13800000001', password: 'merchant123' };
 const SHOTS = process.env.E2E_SCREENSHOTS;
 let data: JourneyData;
 let shopId = '';
@@ -79,4 +80,17 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   await expect(bItem.getByTestId('order-status')).toHaveText('待支付', { timeout: 15_000 });
   await shot(b, 'waitlist-order');
   await bContext.close();
+
+  // The merchant's live page shows the sale's waitlist numbers, and the badge counts the offer's unit.
+  const merchant = await browser.newContext({ viewport: { width: 1280, height: 900 }, isMobile: false, hasTouch: false });
+  const console_ = await merchant.newPage();
+  await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, `/admin/vouchers/${v.id}/live`);
+  await expect(console_.getByTestId('live-conn')).toHaveAttribute('data-conn', 'open');
+  await expect(console_.getByTestId('live-offers-claimed')).toHaveText('1');
+  await expect(console_.getByTestId('live-offers-open')).toHaveText('0');
+  await expect(console_.getByTestId('live-waiting')).toHaveText('0');
+  await expect(console_.getByTestId('live-grabs-accepted')).toHaveText('1');
+  await expect(console_.getByTestId('live-badge')).toHaveAttribute('data-status', 'consistent', { timeout: 15_000 });
+  await shot(console_, 'waitlist-console-live');
+  await merchant.close();
 });

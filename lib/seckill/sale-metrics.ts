@@ -23,7 +23,10 @@ const MAX_SALES = 1000;
 const MAX_SCRAPED = 200;
 
 export type GrabOutcome = 'accepted' | 'refused';
-const grabs = new Map<string, { accepted: number; refused: number }>();
+// On globalThis: the hot server (tsx) and Next's bundle each load their own copy of this module in
+// the one web process, and the console (Next) must read the counts the grab route (hot) made.
+const g = globalThis as unknown as { __hmdpSaleGrabs?: Map<string, { accepted: number; refused: number }> };
+const grabs = (g.__hmdpSaleGrabs ??= new Map());
 
 export function countSaleGrab(voucherId: string, outcome: GrabOutcome): void {
   let c = grabs.get(voucherId);
