@@ -221,6 +221,12 @@ const schema = z.object({
    * unpaid now, per user and voucher; a buy is refused at this many (lib/order/normal-order.ts).
    */
   NORMAL_VOUCHER_CANCEL_CAP: z.coerce.number().int().positive().default(3),
+  /** How long a waiting user's offer of a returned flash-sale unit stays open before it moves on (docs/fair-sale.md#waitlist). */
+  WAITLIST_OFFER_MS: z.coerce.number().int().positive().default(120_000),
+  /** Most users one sale's waitlist holds; a join beyond it answers 409 WAITLIST_FULL. */
+  WAITLIST_MAX: z.coerce.number().int().positive().default(10_000),
+  /** How often the worker closes expired offers and moves their units on; 0 = never (tests run the pass themselves). */
+  WAITLIST_SWEEP_INTERVAL_MS: int(1000),
   /** An ended sale's Redis keys live this long once its outbox is empty (lib/seckill/sale-expiry.ts). */
   SECKILL_ENDED_KEY_TTL_SECONDS: int(24 * 3600),
   /** /api/health warns when Redis uses more than this share of maxmemory (or of REDIS_MEMORY_WARN_BYTES without a maxmemory). */

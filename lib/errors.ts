@@ -29,6 +29,12 @@ export const errorStatus = {
   /** Too many cancelled or unpaid orders of one normal voucher by one user in 24 h. */
   CANCEL_LIMIT: 409,
   SOLD_OUT: 410,
+  /** Waitlist (docs/fair-sale.md#waitlist): the sale still has open stock, so grab instead of waiting. */
+  NOT_SOLD_OUT: 409,
+  WAITLIST_FULL: 409,
+  /** A claim without an open offer of a returned unit. */
+  NO_OFFER: 409,
+  OFFER_EXPIRED: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   CODE_INVALID: 400,

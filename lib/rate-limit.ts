@@ -45,6 +45,8 @@ const limits = {
   signUser: { points: 10, duration: 60, message: '操作太频繁，请稍后再试' },
   /** Reservations and their cancels of one user, any sales (docs/fair-sale.md#reserving): a person taps a few. */
   reserveUser: { points: 20, duration: 60, message: '预约操作太频繁，请稍后再试' },
+  /** Waitlist joins, leaves and offer claims of one user, any sales (docs/fair-sale.md#waitlist). */
+  waitlistUser: { points: 20, duration: 60, message: '候补操作太频繁，请稍后再试' },
   shopViewIp: { points: 300, duration: 60, message: '请求过于频繁，请稍后再试' },
 } as const;
 

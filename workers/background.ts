@@ -2,8 +2,8 @@
  * Every background consumer and loop, in one process (docs/rabbitmq.md#the-background-worker):
  * the order worker (orders queue → MySQL, the Redis outbox sweep: lib/order/worker.ts), the
  * payment-timeout consumer and its SQL backstop (lib/order/timeout.ts), the feed fan-out
- * (lib/feed/consumer.ts), social upkeep (lib/blog/upkeep.ts) and the payment reconciler
- * (lib/payment/reconcile.ts). The three AMQP consumers share lib/mq/consumer.ts. Run as many
+ * (lib/feed/consumer.ts), social upkeep (lib/blog/upkeep.ts), the payment reconciler
+ * (lib/payment/reconcile.ts) and the waitlist's offer expiry (lib/seckill/waitlist/offer-expiry.ts). The three AMQP consumers share lib/mq/consumer.ts. Run as many
  * copies as you like (competing consumers).
  * SIGTERM/SIGINT: stop consuming, finish and ack in-flight work, close connections, exit within 10 s.
  */
@@ -18,6 +18,7 @@ import { startSocialUpkeep } from '@/lib/blog/upkeep';
 import { env } from '@/lib/env';
 import { lowerOwnPriority } from '@/lib/order/priority';
 import { startPaymentReconciler } from '@/lib/payment/reconcile';
+import { startOfferExpiry } from '@/lib/seckill/waitlist/offer-expiry';
 
 // The signal handlers go in first: a SIGTERM while the parts start (a deploy, a test that stops a
 // worker as soon as its metrics answer) must still stop them cleanly, not kill the process.
@@ -36,7 +37,9 @@ const starting = (async () => {
   const socialUpkeep = startSocialUpkeep(); // like counts follow the likes; uploads swept
   // Money the books still owe (refunds not confirmed, charges not settled), on the worker's /metrics.
   const reconciler = startPaymentReconciler({ db, redis, registry });
-  return [worker, timeouts, feedConsumer, socialUpkeep, reconciler];
+  // Waitlist offers past their expiry move on to the next waiter or back to the stock (docs/fair-sale.md#waitlist).
+  const offerExpiry = startOfferExpiry({ redis });
+  return [worker, timeouts, feedConsumer, socialUpkeep, reconciler, offerExpiry];
 })();
 
 let stopping = false;

@@ -10,6 +10,7 @@ import Link from 'next/link';
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
 import { mayGrab, ReservationBox, useReservation } from '@/app/_components/seckill-reservation';
+import { WaitlistBox } from '@/app/_components/seckill-waitlist';
 
 export interface SeckillGrabProps {
   voucherId: string;
@@ -189,6 +190,8 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
         </button>
       </div>
       {outcome && <OutcomeLine outcome={outcome} />}
+      {/* Sold out: wait for a unit someone gives back (docs/fair-sale.md#waitlist). */}
+      {phase === 'live' && soldOut && !done && !forfeited && <WaitlistBox voucherId={voucherId} />}
     </div>
   );
 }

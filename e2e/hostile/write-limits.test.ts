@@ -117,6 +117,9 @@ const EXPECTED: Record<string, Burst> = {
   // Reserving a flash sale and cancelling it: per user, counted at the entry (any sale, even one that does not exist).
   'POST /api/seckill/[voucherId]/reservation': { who: 'user', max: slack('reserveUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
   'DELETE /api/seckill/[voucherId]/reservation': { who: 'user', max: slack('reserveUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
+  'POST /api/seckill/[voucherId]/waitlist': { who: 'user', max: slack('waitlistUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
+  'DELETE /api/seckill/[voucherId]/waitlist': { who: 'user', max: slack('waitlistUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
+  'POST /api/seckill/[voucherId]/waitlist/claim': { who: 'user', max: slack('waitlistUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
   'POST /api/sign': { who: 'user', max: slack('signUser') },
   // Login: code sends per phone (60 s cooldown), password tries per phone and client.
   'POST /api/user/code': { who: 'none', max: 3, request: async (_x, me) => ({ body: json({ phone: me.id }) }) },

@@ -2,7 +2,7 @@
  * The flash-sale invariants (docs/flash-sale.md#invariants) of one flash-sale voucher, as one pure function the live stock page
  * and the tests share:
  *
- *   Redis stock + |buyers| = initial        (one Redis read: always exact)
+ *   Redis stock + |buyers| + |offers| = initial   (one Redis read: always exact; offers: docs/fair-sale.md#waitlist)
  *   DB stock + DB orders   = DB initial     (one SQL snapshot: always exact)
  *   |buyers| = DB orders + |pending|        (Redis and DB are read apart: exact only when quiet)
  *   Redis initial = DB initial              (add-stock writes both)
@@ -16,7 +16,7 @@
 
 export interface StockNumbers {
   /** Redis state, or null when the voucher was never preheated (or its keys are gone). */
-  redis: { initial: number; remaining: number; buyers: number; pending: number } | null;
+  redis: { initial: number; remaining: number; buyers: number; pending: number; offers?: number } | null;
   /** orders = live orders; returnsOwed = units MySQL took back from cancelled/refunded orders that Redis has not yet. */
   db: { initial: number; remaining: number; orders: number; returnsOwed?: number };
   /** Ready messages in the orders queue (all vouchers); null when RabbitMQ could not be asked. */
@@ -60,8 +60,9 @@ export function checkInvariants(n: StockNumbers): Consistency {
     return { status: 'inconsistent', differences: broken };
   }
 
-  if (r.remaining + r.buyers !== r.initial) {
-    broken.push({ rule: 'redis-stock', message: `Redis 剩余 ${r.remaining} + 买家 ${r.buyers} ≠ Redis 初始库存 ${r.initial}` });
+  const offers = r.offers ?? 0;
+  if (r.remaining + r.buyers + offers !== r.initial) {
+    broken.push({ rule: 'redis-stock', message: `Redis 剩余 ${r.remaining} + 买家 ${r.buyers} + 候补名额 ${offers} ≠ Redis 初始库存 ${r.initial}` });
   }
   if (r.initial !== db.initial) {
     broken.push({ rule: 'initial', message: `Redis 初始库存 ${r.initial} ≠ 数据库初始库存 ${db.initial}` });

@@ -14,6 +14,7 @@ import { checkInvariants, type Consistency } from '@/lib/admin/invariants';
 import { queueDepth } from '@/lib/admin/queue-depth';
 import { readSaleSeries, type SaleSeries } from '@/lib/admin/sale-series';
 import { readSeckillState } from '@/lib/seckill/state';
+import { readSaleNumbers, saleGrabs } from '@/lib/seckill/sale-metrics';
 import { findVoucherRow, readDbStock, type VoucherRow } from '@/lib/voucher/voucher.repository';
 import { voucherOrderCounts } from '@/lib/order/lifecycle.repository';
 import { requireVoucherAccess } from '@/lib/voucher/voucher.service';
@@ -47,6 +48,17 @@ export interface LiveStock {
     saleMemoryBytes: number | null;
     redisUsedBytes: number | null;
   };
+  /** Per-sale numbers (lib/seckill/sale-metrics.ts, docs/fair-sale.md#per-sale-numbers); null fields when Redis did not answer. */
+  sale: {
+    reserved: number | null;
+    waiting: number | null;
+    offersOpen: number | null;
+    offered: number | null;
+    claimed: number | null;
+    expired: number | null;
+    grabsAccepted: number;
+    grabsRefused: number;
+  };
   consistency: Consistency;
   at: string;
 }
@@ -75,6 +87,7 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
   } catch {
     redisDown = true;
   }
+  const [saleNumbers, grabs] = await Promise.all([redisDown ? null : readSaleNumbers(redis, id).catch(() => null), saleGrabs(id)]);
   const memory = redisDown ? null : await Promise.all([saleMemoryBytes(redis, id), redisMemory(redis)]).then(([sale, all]) => ({ sale, used: all.usedBytes })).catch(() => null);
   const db_ = { initial: dbStock.initial, remaining: dbStock.remaining, orders: dbStock.orders, returnsOwed: dbStock.returnsOwed };
   const window = {
@@ -106,6 +119,16 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
       deadLetters,
       saleMemoryBytes: memory?.sale ?? null,
       redisUsedBytes: memory?.used ?? null,
+    },
+    sale: {
+      reserved: saleNumbers?.reserved ?? null,
+      waiting: saleNumbers?.waiting ?? null,
+      offersOpen: saleNumbers?.offersOpen ?? null,
+      offered: saleNumbers?.offered ?? null,
+      claimed: saleNumbers?.claimed ?? null,
+      expired: saleNumbers?.expired ?? null,
+      grabsAccepted: grabs.accepted,
+      grabsRefused: grabs.refused,
     },
     consistency,
     at: new Date().toISOString(),

@@ -4,15 +4,17 @@
  * step runs after the commit, and again from the backstop if a crash or a Redis outage came in
  * between: the script remembers the order ids it returned, so a retry never returns twice. The
  * same script puts the buyer in the sale's forfeit set: a unit given back is not theirs to grab
- * again (the grab script refuses them).
+ * again (the grab script refuses them), and offers the unit to the sale's waitlist first.
  */
 import type { DB } from '@/lib/db/client';
 import type { RedisClient } from '@/lib/redis/types';
 import { log } from '@/lib/log';
+import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { markRedisReturned, owedRedisReturns } from '@/lib/order/lifecycle.repository';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
+import { waitTag } from '@/lib/seckill/waitlist/tag';
 
 export interface OwedReturn {
   id: string;
@@ -21,18 +23,31 @@ export interface OwedReturn {
 }
 
 /**
- * The one place a unit goes back on sale in Redis (the stock rises; the buyer forfeits the sale).
- * Returns true if this call returned it, false if an earlier call already had.
+ * The one place a unit goes back on sale in Redis (the buyer forfeits the sale). The same script
+ * offers it to the head of the sale's waitlist if anyone waits (docs/fair-sale.md#waitlist), and
+ * only otherwise raises the stock. Returns true if this call returned it, false if an earlier
+ * call already had.
  */
 export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Promise<boolean> {
-  const r = await runScript<number>(
+  const t = waitTag(o.voucherId);
+  const [r] = await runScript<[number, string?]>(
     redis,
     'seckill-return',
-    [keys.seckillStock(o.voucherId), keys.seckillBuyers(o.voucherId), keys.seckillReturned(o.voucherId), keys.seckillForfeit(o.voucherId)],
-    [o.id, o.userId],
+    [
+      keys.seckillStock(t),
+      keys.seckillBuyers(t),
+      keys.seckillReturned(t),
+      keys.seckillForfeit(t),
+      keys.seckillMeta(t),
+      keys.seckillWaitlist(t),
+      keys.seckillOffers(t),
+      keys.seckillWaitStats(t),
+    ],
+    [o.id, o.userId, env.WAITLIST_OFFER_MS],
   );
-  if (r === 1) await notifySeckillChanged(redis, o.voucherId); // a unit is on sale again: forget "sold out" everywhere
-  return r === 1;
+  // Back on open sale: forget "sold out" everywhere. An offered unit is not on open sale.
+  if (r === 1) await notifySeckillChanged(redis, o.voucherId);
+  return r !== 0;
 }
 
 /** Redis step then the MySQL "done" flag; a failure leaves the flag owed for the backstop. */

@@ -42,6 +42,14 @@ export const keys = {
   /** A reservation-only sale (docs/fair-sale.md): users holding a reservation, and the users the draw picked. */
   seckillReserved: (vid: string) => `seckill:{${vid}}:reserved`,
   seckillWinners: (vid: string) => `seckill:{${vid}}:winners`,
+  /**
+   * The waitlist for returned units (docs/fair-sale.md#waitlist), in the user's home bucket tag
+   * (today the voucher id): waiting users (sorted set, score = join sequence), their open offers
+   * (sorted set, score = offer expiry ms), and counters (hash: seq, offered, claimed, expired).
+   */
+  seckillWaitlist: (tag: string) => `seckill:{${tag}}:waitlist`,
+  seckillOffers: (tag: string) => `seckill:{${tag}}:offers`,
+  seckillWaitStats: (tag: string) => `seckill:{${tag}}:waitstats`,
   /** Where a rebuild from MySQL writes a set before renaming it over the live one (one atomic swap). */
   seckillRebuild: (vid: string, what: 'reserved' | 'winners') => `seckill:{${vid}}:${what}:rebuild`,
   /** Grab attempts per second of one user / one client address on one voucher (1 s TTL; the voucher's slot). */

@@ -15,10 +15,13 @@ export type ScriptName =
   | 'lock-release'
   | 'login-check-code'
   | 'seckill-grab'
+  | 'seckill-offer-claim'
+  | 'seckill-offer-expire'
   | 'seckill-order-id'
   | 'seckill-preheat'
   | 'seckill-release'
   | 'seckill-return'
   | 'seckill-touch-pending'
+  | 'seckill-waitlist-join'
   | 'session-touch'
   | 'voucher-shift-stock';

@@ -31,6 +31,7 @@ import { findSeckillVoucher } from '@/lib/seckill/seckill.repository';
 import { waitForReplica } from '@/lib/seckill/replica-wait';
 import { releaseOrder } from '@/lib/seckill/outbox';
 import { drawOnce } from '@/lib/seckill/reservation/reservation';
+import { countSaleGrab } from '@/lib/seckill/sale-metrics';
 
 export interface GrabInput {
   voucherId: string;
@@ -77,6 +78,7 @@ export function rememberedRefusal(redis: RedisClient, voucherId: string): AppErr
   const known = refusalMemoryOf(redis)?.lookup(voucherId);
   if (!known) return null;
   countRefusalFromMemory(known);
+  countSaleGrab(voucherId, 'refused');
   return rememberedAnswer[known];
 }
 
@@ -115,6 +117,8 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   if (code === GrabCode.DRAW_PENDING && (await drawOnce(db, redis, input.voucherId).catch(() => false))) {
     [code, payload, third] = await runGrabScript(redis, { ...input, orderId });
   }
+  // Per-sale counts (lib/seckill/sale-metrics.ts): only for a voucher the script knows.
+  if (code !== GrabCode.UNKNOWN) countSaleGrab(input.voucherId, code === GrabCode.ACCEPTED && payload ? 'accepted' : 'refused');
   if (code !== GrabCode.ACCEPTED || !payload) {
     giveBack();
     const remember = rememberable[code];

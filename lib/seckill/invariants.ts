@@ -3,7 +3,7 @@
  * suite assert them; they only hold while nothing is in flight (or after the drain). "DB orders"
  * are live orders: a cancelled or refunded order gave its unit back to both stores.
  *
- *   Redis stock + |buyers| = initial        DB stock + live DB orders = initial (Redis = DB initial)
+ *   Redis stock + |buyers| + |offers| = initial   DB stock + live DB orders = initial (Redis = DB initial)
  *   |buyers| = live DB orders + |pending| + returns still owed to Redis
  *   every live DB buyer is a Redis buyer, nobody holds two live orders
  *   drained: |pending| = 0 and DB orders = |buyers| ≤ initial
@@ -21,6 +21,8 @@ export interface InvariantReport {
   redisStock: number;
   buyers: number;
   pending: number;
+  /** Returned units offered to waiting users (docs/fair-sale.md#waitlist), not yet claimed or expired. */
+  offers: number;
   dbInitial: number;
   dbStock: number;
   dbOrders: number;
@@ -50,6 +52,7 @@ export async function checkInvariants(db: DB, redis: RedisClient, voucherId: str
     redisStock: state.remaining,
     buyers: state.buyers,
     pending: state.pending,
+    offers: state.offers,
     dbInitial: counts.initialStock,
     dbStock: counts.stock,
     dbOrders: counts.orders,
@@ -60,7 +63,7 @@ export async function checkInvariants(db: DB, redis: RedisClient, voucherId: str
     violations: [],
   };
   const v = r.violations;
-  if (r.redisStock + r.buyers !== r.initial) v.push(`Redis stock ${r.redisStock} + buyers ${r.buyers} ≠ initial ${r.initial}`);
+  if (r.redisStock + r.buyers + r.offers !== r.initial) v.push(`Redis stock ${r.redisStock} + buyers ${r.buyers} + offers ${r.offers} ≠ initial ${r.initial}`);
   if (r.dbStock + r.dbOrders !== r.dbInitial) v.push(`DB stock ${r.dbStock} + DB orders ${r.dbOrders} ≠ DB initial ${r.dbInitial}`);
   if (r.initial !== r.dbInitial) v.push(`Redis initial ${r.initial} ≠ DB initial ${r.dbInitial}`);
   if (r.buyers !== r.dbOrders + r.pending + r.returnsOwed) v.push(`buyers ${r.buyers} ≠ DB orders ${r.dbOrders} + pending ${r.pending} + returns owed ${r.returnsOwed}`);

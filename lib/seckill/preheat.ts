@@ -4,6 +4,8 @@
  * stock in one atomic step, so grabs interleave harmlessly; and it runs while this transaction
  * holds the voucher's stock row lock, so a concurrent add-stock (or admin edit) is either fully
  * before it or fully after it — a preheat can never write back a total that was just changed.
+ * Units held by open waitlist offers are neither stock nor bought (docs/fair-sale.md#waitlist):
+ * the script leaves them out of the recomputed stock.
  * It also rebuilds the sale's forfeit set (users who gave a unit back) from the cancelled and
  * refunded orders.
  */
@@ -28,7 +30,7 @@ async function applyPreheat(redis: RedisClient, voucherId: string, initial: numb
   const [i, remaining, buyers] = await runScript<[number, number, number]>(
     redis,
     'seckill-preheat',
-    [keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId)],
+    [keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId), keys.seckillOffers(voucherId)],
     [initial, begin.getTime(), end.getTime(), gate, ...buyerIds],
   );
   return { initial: i, remaining, buyers };

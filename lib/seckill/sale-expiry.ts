@@ -11,7 +11,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
 
-// The returned, forfeit, reserved and winners sets too: they only matter while the sale's other keys exist, and a
+// The returned, forfeit, reserved and winners sets and the waitlist's keys too: they only matter while the sale's other keys exist, and a
 // preheat rebuilds the forfeit, reserved and winners sets from MySQL with them.
 const saleKeys = (vid: string) => [
   keys.seckillMeta(vid),
@@ -22,6 +22,9 @@ const saleKeys = (vid: string) => [
   keys.seckillForfeit(vid),
   keys.seckillReserved(vid),
   keys.seckillWinners(vid),
+  keys.seckillWaitlist(vid),
+  keys.seckillOffers(vid),
+  keys.seckillWaitStats(vid),
 ];
 
 export async function expireEndedSale(redis: RedisClient, vid: string, ttlSeconds = env.SECKILL_ENDED_KEY_TTL_SECONDS): Promise<void> {

@@ -7,6 +7,8 @@ export interface SeckillState {
   remaining: number;
   buyers: number;
   pending: number;
+  /** Returned units held by an open offer to a waiting user (docs/fair-sale.md#waitlist): neither stock nor bought. */
+  offers: number;
   beginTime: string | null;
   endTime: string | null;
 }
@@ -21,6 +23,7 @@ export async function readSeckillState(redis: RedisClient, voucherId: string): P
     .get(keys.seckillStock(voucherId))
     .scard(keys.seckillBuyers(voucherId))
     .hlen(keys.seckillPending(voucherId))
+    .zcard(keys.seckillOffers(voucherId))
     .exec();
   if (!res) throw new Error('redis transaction aborted');
   for (const [err] of res) if (err) throw err;
@@ -31,6 +34,7 @@ export async function readSeckillState(redis: RedisClient, voucherId: string): P
     remaining: Number(res[1]![1] ?? 0),
     buyers: Number(res[2]![1]),
     pending: Number(res[3]![1]),
+    offers: Number(res[4]![1]),
     beginTime: iso(meta.begin),
     endTime: iso(meta.end),
   };

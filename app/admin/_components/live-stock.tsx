@@ -56,6 +56,19 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
     ['sale-memory', '本券 Redis 内存（KB）', n.saleMemoryBytes === null ? null : Math.ceil(n.saleMemoryBytes / 1024), '活动结束且订单全部落库后，这些数据会在保留期后自动清理'],
     ['redis-memory', 'Redis 总内存（MB）', n.redisUsedBytes === null ? null : Math.round(n.redisUsedBytes / 1024 / 102.4) / 10],
   ];
+  const s = stock.sale;
+  // Per-sale numbers (docs/fair-sale.md#per-sale-numbers); older stream payloads may lack them.
+  const saleCells: [string, string, number | null, string?][] = s
+    ? [
+        ['grabs-accepted', '抢购成功', s.grabsAccepted, '各 Web 进程累计（进程重启后从 0 开始）'],
+        ['grabs-refused', '抢购被拒', s.grabsRefused, '已售罄、已抢过、限流、未预约等，含进程内记忆直接拒绝的'],
+        ['reserved', '预约人数', s.reserved, '仅预约抢购的活动'],
+        ['waiting', '候补人数', s.waiting, '售罄后加入候补、尚未轮到的用户'],
+        ['offers-open', '候补名额（待购买）', s.offersOpen, '退回的库存已留给候补用户，尚未购买或过期'],
+        ['offers-claimed', '候补已购买', s.claimed],
+        ['offers-expired', '候补已过期', s.expired, '过期后名额转给下一位或放回库存'],
+      ]
+    : [];
 
   return (
     <div className="space-y-4">
@@ -93,8 +106,23 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
           </div>
         ))}
       </dl>
+      {saleCells.length > 0 && (
+        <>
+          <h2 className="pt-2 font-medium">抢购、预约与候补</h2>
+          <dl className="grid grid-cols-2 gap-3 md:grid-cols-4">
+            {saleCells.map(([id, label, value, hint]) => (
+              <div key={id} className="rounded-lg bg-white p-4 shadow-sm" title={hint}>
+                <dt className="text-xs text-gray-600">{label}</dt>
+                <dd className="mt-1 text-2xl font-semibold tabular-nums" data-testid={`live-${id}`}>
+                  {value ?? '—'}
+                </dd>
+              </div>
+            ))}
+          </dl>
+        </>
+      )}
       <p className="text-xs text-gray-600">
-        不变量：Redis 剩余 + 买家 = 初始库存；数据库剩余 + 数据库订单 = 初始库存（数据库 {n.dbInitial}）；买家 = 数据库订单 + 待落库。
+        不变量：Redis 剩余 + 买家 + 候补名额 = 初始库存；数据库剩余 + 数据库订单 = 初始库存（数据库 {n.dbInitial}）；买家 = 数据库订单 + 待落库。
       </p>
       <div className="rounded-lg bg-white p-5 shadow-sm">
         <h2 className="mb-2 font-medium">每秒抢购与落库</h2>

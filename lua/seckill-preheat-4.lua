@@ -2,14 +2,16 @@
   Preheat / repair one voucher from the database (docs/flash-sale.md#preheat-and-repair), safe during a live sale: buyers
   only grow (union with the DB buyers passed in: a buyer accepted in Redis but not yet written
   stays a buyer), the initial stock and window are the database's, and the remaining stock is
-  recomputed from them in the same atomic step, so `stock + |buyers| = initial` holds after every
-  call and no unit is sold twice. Large buyer lists come in several calls; each one leaves Redis
+  recomputed from them in the same atomic step, so `stock + |buyers| + |offers| = initial` holds
+  after every call and no unit is sold twice (a unit offered to a waiting user, docs/fair-sale.md#waitlist,
+  is neither stock nor bought until the offer is claimed or expires). Large buyer lists come in several calls; each one leaves Redis
   consistent. (Callers that change the stock in MySQL serialize with preheats under one voucher
   lock; a preheat racing such a change without it can only under-sell until the next preheat.)
 
   KEYS[1]  seckill:{vid}:meta    hash: initial, begin (ms), end (ms), gate (docs/fair-sale.md#the-gate-in-the-grab)
   KEYS[2]  seckill:{vid}:stock
   KEYS[3]  seckill:{vid}:buyers
+  KEYS[4]  seckill:{vid}:offers  sorted set of users holding an offer of a returned unit
   ARGV[1]  initial stock in the DB   ARGV[2] begin (ms)   ARGV[3] end (ms)
   ARGV[4]  the sale's gate: '' (anyone may grab), 'r', 'd' or 'w'; written with the window, so a
            gated sale's meta never exists without its gate (its sets are rebuilt before this call)
@@ -28,7 +30,7 @@ else
   redis.call('HSET', KEYS[1], 'gate', ARGV[4])
 end
 local buyers = redis.call('SCARD', KEYS[3])
-local remaining = initial - buyers
+local remaining = initial - buyers - redis.call('ZCARD', KEYS[4])
 if remaining < 0 then
   remaining = 0
 end

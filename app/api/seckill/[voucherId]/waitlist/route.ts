@@ -1,0 +1,31 @@
+import { route } from '@/lib/http/route';
+import { expectNoBody, parseId } from '@/lib/http/parse';
+import { redis } from '@/lib/redis/client';
+import { consume, consumeUnlessRedisDown } from '@/lib/rate-limit';
+import { joinWaitlist, leaveWaitlist, waitlistView } from '@/lib/seckill/waitlist/waitlist';
+
+/**
+ * A sold-out flash sale's waitlist (docs/fair-sale.md#waitlist). GET: `{ waiting, offerMs, me }`,
+ * `me` (with a session) is `{ state: 'none' | 'waiting', position? }` or
+ * `{ state: 'offered', expiresInMs }`. POST joins (idempotent; 409 NOT_SOLD_OUT while there is
+ * stock, 409 WAITLIST_FULL), DELETE leaves: both answer the new view.
+ */
+export const GET = route({ auth: 'optional' }, async ({ params, user, ip }) => {
+  const voucherId = parseId(params.voucherId, '优惠券 id');
+  await consumeUnlessRedisDown('shopReadIp', ip);
+  return waitlistView(redis, voucherId, user?.id ?? null);
+});
+
+export const POST = route({ auth: 'user' }, async ({ req, params, user }) => {
+  const voucherId = parseId(params.voucherId, '优惠券 id');
+  await expectNoBody(req);
+  await consume('waitlistUser', user.id);
+  return joinWaitlist(redis, voucherId, user.id);
+});
+
+export const DELETE = route({ auth: 'user' }, async ({ req, params, user }) => {
+  const voucherId = parseId(params.voucherId, '优惠券 id');
+  await expectNoBody(req);
+  await consume('waitlistUser', user.id);
+  return leaveWaitlist(redis, voucherId, user.id);
+});

@@ -1,0 +1,146 @@
+/**
+ * Per-sale numbers (issue 25 item 6) for /metrics and the console's live page
+ * (docs/fair-sale.md#per-sale-numbers):
+ *
+ * - grabs accepted / refused, counted in each web process in plain numbers (a Map lookup per grab;
+ *   the cluster primary sums the processes like lib/hot/metrics.ts's own counters). Only sales the
+ *   grab script answered for are counted (never an unknown voucher id), at most MAX_SALES of them.
+ * - reserved, waiting, offers open and offers offered / claimed / expired, read from Redis when
+ *   scraped, for the sales the outbox sweeper knows (`seckill:active`): the same in every process,
+ *   so the cluster keeps the first process's value instead of a sum.
+ *
+ * Other per-sale numbers (the waiting room's) belong here too: add a gauge to `redisGauges`.
+ */
+import { register } from 'prom-client';
+import type { RedisClient } from '@/lib/redis/types';
+import { env } from '@/lib/env';
+import { keys } from '@/lib/redis/keys';
+import { redis as defaultRedis } from '@/lib/redis/client';
+import { waitlistNumbers, type WaitlistNumbers } from '@/lib/seckill/waitlist/numbers';
+
+const MAX_SALES = 1000;
+/** Most sales one scrape reads from Redis. */
+const MAX_SCRAPED = 200;
+
+export type GrabOutcome = 'accepted' | 'refused';
+// On globalThis: the hot server (tsx) and Next's bundle each load their own copy of this module in
+// the one web process, and the console (Next) must read the counts the grab route (hot) made.
+const g = globalThis as unknown as { __hmdpSaleGrabs?: Map<string, { accepted: number; refused: number }> };
+const grabs = (g.__hmdpSaleGrabs ??= new Map());
+
+export function countSaleGrab(voucherId: string, outcome: GrabOutcome): void {
+  let c = grabs.get(voucherId);
+  if (!c) {
+    if (grabs.size >= MAX_SALES) return;
+    grabs.set(voucherId, (c = { accepted: 0, refused: 0 }));
+  }
+  c[outcome]++;
+}
+
+/** This process's counts of one sale. */
+export function localSaleGrabs(voucherId: string): { accepted: number; refused: number } {
+  return { ...(grabs.get(voucherId) ?? { accepted: 0, refused: 0 }) };
+}
+
+const GRABS = 'hmdp_sale_grabs_total';
+
+const grabsMetric = {
+  name: GRABS,
+  help: 'Grabs of a flash sale answered by its script or from refusal memory, by outcome (accepted / refused)',
+  type: 'counter' as const,
+  aggregator: 'sum' as const,
+  get: async () => ({
+    name: GRABS,
+    help: grabsMetric.help,
+    type: grabsMetric.type,
+    aggregator: grabsMetric.aggregator,
+    values: [...grabs].flatMap(([voucher, c]) => [
+      { labels: { voucher, outcome: 'accepted' }, value: c.accepted },
+      { labels: { voucher, outcome: 'refused' }, value: c.refused },
+    ]),
+  }),
+  reset: () => grabs.clear(),
+};
+
+export interface SaleNumbers extends WaitlistNumbers {
+  reserved: number;
+}
+
+export async function readSaleNumbers(redis: RedisClient, voucherId: string): Promise<SaleNumbers> {
+  const [w, reserved] = await Promise.all([waitlistNumbers(redis, voucherId), redis.scard(keys.seckillReserved(voucherId))]);
+  return { ...w, reserved };
+}
+
+const redisGauges: { name: string; help: string; values: (n: SaleNumbers) => [Record<string, string>, number][] }[] = [
+  { name: 'hmdp_sale_reserved', help: 'Users holding a reservation of a reservation-only sale', values: (n) => [[{}, n.reserved]] },
+  { name: 'hmdp_sale_waitlist', help: 'Users on a sold-out sale’s waitlist', values: (n) => [[{}, n.waiting]] },
+  { name: 'hmdp_sale_offers_open', help: 'Returned units offered to waiting users, not yet claimed or expired', values: (n) => [[{}, n.offersOpen]] },
+  {
+    name: 'hmdp_sale_offers_total',
+    help: 'Waitlist offers of a sale by outcome: offered, claimed, expired',
+    values: (n) => [
+      [{ outcome: 'offered' }, n.offered],
+      [{ outcome: 'claimed' }, n.claimed],
+      [{ outcome: 'expired' }, n.expired],
+    ],
+  },
+];
+
+// One Redis read per scrape serves every gauge: the first gauge's get() starts it, the others share it.
+let scrape: { at: number; p: Promise<[string, SaleNumbers][]> } | undefined;
+function scrapeSales(redis: RedisClient): Promise<[string, SaleNumbers][]> {
+  if (scrape && Date.now() - scrape.at < 500) return scrape.p;
+  const p = (async () => {
+    const vids = (await redis.smembers(keys.seckillActive())).slice(0, MAX_SCRAPED);
+    return Promise.all(vids.map(async (v) => [v, await readSaleNumbers(redis, v)] as [string, SaleNumbers]));
+  })();
+  scrape = { at: Date.now(), p };
+  return p;
+}
+
+const gaugeMetrics = redisGauges.map((g) => ({
+  name: g.name,
+  help: g.help,
+  type: g.name.endsWith('_total') ? ('counter' as const) : ('gauge' as const),
+  aggregator: 'first' as const,
+  get: async () => {
+    const sales = await scrapeSales(defaultRedis).catch(() => []);
+    return {
+      name: g.name,
+      help: g.help,
+      type: g.name.endsWith('_total') ? 'counter' : 'gauge',
+      aggregator: 'first',
+      values: sales.flatMap(([voucher, n]) => g.values(n).map(([labels, value]) => ({ labels: { voucher, ...labels }, value }))),
+    };
+  },
+  reset: () => {},
+}));
+
+for (const m of [grabsMetric, ...gaugeMetrics]) {
+  // A second import of this module (tests, dev reloads) finds them registered already.
+  if (!register.getSingleMetric(m.name)) register.registerMetric(m as unknown as Parameters<typeof register.registerMetric>[0]);
+}
+
+/**
+ * A sale's grab counts over every web process: from the primary's /metrics (WEB_METRICS_PORT) when
+ * there is one, else this process's own (one web process: the same numbers).
+ */
+export async function saleGrabs(voucherId: string, port = env.WEB_METRICS_PORT): Promise<{ accepted: number; refused: number }> {
+  if (!port) return localSaleGrabs(voucherId);
+  try {
+    const host = env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
+    const res = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`, { signal: AbortSignal.timeout(1000), cache: 'no-store' });
+    const text = await res.text();
+    const out = { accepted: 0, refused: 0 };
+    const re = new RegExp(`^${GRABS}\\{([^}]*)\\} (\\d+)`, 'gm');
+    for (const m of text.matchAll(re)) {
+      const labels = m[1]!;
+      if (!labels.includes(`voucher="${voucherId}"`)) continue;
+      if (labels.includes('outcome="accepted"')) out.accepted += Number(m[2]);
+      else if (labels.includes('outcome="refused"')) out.refused += Number(m[2]);
+    }
+    return out;
+  } catch {
+    return localSaleGrabs(voucherId);
+  }
+}

@@ -1,0 +1,46 @@
+--[[
+  Turns a waiting user's open offer (docs/fair-sale.md#waitlist) into an order exactly as an
+  accepted grab does: the user becomes a buyer and the order message goes into the outbox, in the
+  same format the grab script writes, so the same publish, worker and sweeper carry it. The unit
+  is already the offer's (the return or expiry script took it off the stock), so the stock is not
+  touched: `stock + |buyers| + |offers| = initial` holds before and after.
+
+  KEYS[1]  seckill:{tag}:meta       hash: begin, end (ms)
+  KEYS[2]  seckill:{tag}:buyers
+  KEYS[3]  seckill:{tag}:pending    the outbox: orderId -> order message JSON
+  KEYS[4]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms)
+  KEYS[5]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
+  ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
+
+  Returns  {0, payload, at}  claimed; payload is the order message, at its time (ms, Redis clock)
+           {1}               unknown voucher (not preheated)
+           {3}               the sale has ended
+           {4}               already bought
+           {13}              no open offer for this user
+           {14}              the offer expired (the expiry pass moves it on)
+]]
+local window = redis.call('HMGET', KEYS[1], 'begin', 'end')
+if not window[1] or not window[2] then
+  return {1}
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now >= tonumber(window[2]) then
+  return {3}
+end
+local expires = tonumber(redis.call('ZSCORE', KEYS[4], ARGV[2]))
+if not expires then
+  return {13}
+end
+if now >= expires then
+  return {14}
+end
+if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then
+  return {4}
+end
+redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[2])
+local payload = string.format('{"v":1,"orderId":"%s","userId":"%s","voucherId":"%s","at":%.0f}', ARGV[3], ARGV[2], ARGV[1], now)
+redis.call('HSET', KEYS[3], ARGV[3], payload)
+redis.call('HINCRBY', KEYS[5], 'claimed', 1)
+return {0, payload, now}

@@ -1,0 +1,55 @@
+--[[
+  Gives a cancelled or refunded seckill order's unit back to the sale in Redis, once per order:
+  the order id goes into the voucher's returned set first, so a retry (the worker or the backstop
+  after a crash between the MySQL commit and this call) changes nothing the second time. The
+  unit comes back only if the buyer really left the buyers set, so
+  `stock + |buyers| + |offers| = initial` holds whatever Redis lost meanwhile. The buyer forfeits
+  the sale: grab, cancel, grab again would let one account hold a unit for free, again and again,
+  so the grab script refuses anyone in the forfeit set (rebuilt by preheat from the cancelled and
+  refunded orders in MySQL).
+
+  Where the unit goes (docs/fair-sale.md#waitlist): to the head of the sale's waitlist as an
+  offer that expires at now + ARGV[3] ms, if anyone still eligible waits and the sale has not
+  ended; only otherwise back to the open stock. Never both, in the same atomic step. Waiters who
+  meanwhile bought, forfeited or already hold an offer are dropped from the head on the way.
+
+  KEYS[1]  seckill:{tag}:stock
+  KEYS[2]  seckill:{tag}:buyers
+  KEYS[3]  seckill:{tag}:returned   set of order ids already given back
+  KEYS[4]  seckill:{tag}:forfeit    set of user ids who gave a unit back
+  KEYS[5]  seckill:{tag}:meta       hash: end (ms)
+  KEYS[6]  seckill:{tag}:waitlist   sorted set userId -> join sequence
+  KEYS[7]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms, Redis clock)
+  KEYS[8]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
+  ARGV[1]  orderId   ARGV[2] userId   ARGV[3] how long an offer stays open (ms)
+
+  Returns  {0}          already returned before
+           {1}          returned now, to the open stock (or the buyer was already gone)
+           {2, userId}  returned now, offered to that waiting user
+]]
+if redis.call('SADD', KEYS[3], ARGV[1]) == 0 then
+  return {0}
+end
+redis.call('SADD', KEYS[4], ARGV[2])
+if redis.call('SREM', KEYS[2], ARGV[2]) == 0 then
+  return {1}
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local saleEnd = tonumber(redis.call('HGET', KEYS[5], 'end'))
+if saleEnd and now < saleEnd then
+  while true do
+    local head = redis.call('ZPOPMIN', KEYS[6])
+    if #head == 0 then
+      break
+    end
+    local u = head[1]
+    if redis.call('SISMEMBER', KEYS[2], u) == 0 and redis.call('SISMEMBER', KEYS[4], u) == 0 and not redis.call('ZSCORE', KEYS[7], u) then
+      redis.call('ZADD', KEYS[7], now + tonumber(ARGV[3]), u)
+      redis.call('HINCRBY', KEYS[8], 'offered', 1)
+      return {2, u}
+    end
+  end
+end
+redis.call('INCR', KEYS[1])
+return {1}
