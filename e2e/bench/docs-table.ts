@@ -39,11 +39,25 @@ export interface RowContext {
   machine?: string;
 }
 
+const cellsToRow = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+
+/**
+ * The real-concurrency spike's row: its figure is a time (until the last user's final answer),
+ * beside the bare server's time for the same spike; p99 is a user's wait from arrival to answer.
+ */
+function renderSpikeRow(line: Record<string, unknown>, ctx: RowContext, when: string, machine: string): string {
+  const s = (v: unknown) => `${Number(v).toFixed(1)} s`;
+  const answers = (line.answers ?? {}) as Record<string, number>;
+  const result = `last answer ${s(line.last_answer_s)}; ${fmt(Number(line.orders))} of ${fmt(Number(line.stock))} sold, ${Number(line.errors)} socket errors, ${answers['503'] ?? 0} × 503 retried`;
+  return cellsToRow([`\`${ctx.key}\``, when, machine, result, s(line.wait_p99_s), `last answer ${s(line.bare_last_answer_s)}`, `×${Number(line.ratio_to_bare).toFixed(2)} the bare server's time`]);
+}
+
 /** One markdown row for a verified run; every figure comes from the run's own result. */
 export function renderRow(r: RunResult, ctx: RowContext): string {
   const line = r.line;
   const when = (ctx.now ?? new Date()).toISOString().slice(0, 16).replace('T', ' ');
   const machine = ctx.machine ?? `${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)}`;
+  if (line.scenario === 'spike') return renderSpikeRow(line, ctx, when, machine);
   const accepted = n(line.accepted_per_s);
   const rows = Array.isArray(line.rows) ? (line.rows as { backend: string; perSecond: number; p99Ms: number }[]) : null;
   const result = rows
@@ -60,7 +74,7 @@ export function renderRow(r: RunResult, ctx: RowContext): string {
   ];
   const p99 = r.p99Ms && Number.isFinite(r.p99Ms) ? `${r.p99Ms.toFixed(1)} ms` : '—';
   const cells = [`\`${ctx.key}\``, when, machine, result, p99, ceiling ? `${fmt(ceiling)} req/s` : '—', ratios.join(', ') || '—'];
-  return `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+  return cellsToRow(cells);
 }
 
 /** The markdown with each given row put in place of the row of the same name (or added at the end). */
