@@ -77,6 +77,9 @@ function start(s: ClientSetup, t0: number): void {
   setTimeout(tick, Math.max(0, t0 - now()));
 }
 
+// The bench went away (Ctrl-C, a crash): nobody will read this process's results.
+process.on('disconnect', () => process.exit(1));
+
 let setup: ClientSetup | undefined;
 process.on('message', (m: ClientSetup | { type: 'go'; t0: number }) => {
   if (m.type === 'setup') {

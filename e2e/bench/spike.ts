@@ -98,16 +98,16 @@ export async function runSpike(o: SpikeOptions): Promise<SpikeRun> {
         procs.push(child);
         // Interleaved: user i is in process i mod clients, so every process arrives through the whole window.
         const users = o.tokens.flatMap((token, index) => (index % clients === c ? [{ index, token }] : []));
-        const setup: ClientSetup = { type: 'setup', origin: o.origin, path: o.path, flow: o.flow, options: o.options ?? {}, users, total: o.tokens.length, windowMs, sources: o.sources, timeoutMs: o.timeoutMs ?? 30_000 };
+        const setup: ClientSetup = { type: 'setup', origin: o.origin, path: o.path, flow: o.flow, options: o.options ?? {}, users, total: o.tokens.length, windowMs, sources: o.sources, timeoutMs: o.timeoutMs ?? 60_000 };
         const ready = new Promise<void>((resolve, reject) => {
           child.once('error', reject);
           child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
-          child.once('exit', (code) => reject(new Error(`spike client ${c} exited (${code}) before it was ready`)));
+          child.once('exit', (code, signal) => reject(new Error(`spike client ${c} exited (${code ?? signal}) before it was ready`)));
         });
         const done = new Promise<ClientDone>((resolve, reject) => {
           child.on('message', (m: ClientDone) => m.type === 'done' && resolve(m));
           // 'close' (not 'exit'): it comes after every message the process sent.
-          child.once('close', (code) => reject(new Error(`spike client ${c} exited (${code}) before it was done`)));
+          child.once('close', (code, signal) => reject(new Error(`spike client ${c} exited (${code ?? signal}) before it was done`)));
         });
         done.catch(() => {}); // awaited below, after every client is ready
         child.send(setup);

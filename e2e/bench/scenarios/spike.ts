@@ -11,6 +11,9 @@
  * Options: --users U (20 000) --stock S (1 000) --clients C (client processes, 4) --sources A
  * (source addresses per spike; default one per 4 000 users, at least 4) --window seconds (1)
  * --processes P (web processes; default the product's WEB_CONCURRENCY) --workers W (1)
+ * --timeout seconds (a request unanswered this long is a socket error and retried: 60)
+ * --sched none|rr (node:cluster's scheduling in both servers, NODE_CLUSTER_SCHED_POLICY; default
+ * node's rr: the primary accepts every connection and hands it to a process over IPC)
  * --flow-<name> value (options of the flow). HOT_ADMISSION etc. reach the web server from the env.
  */
 import { randomInt } from 'node:crypto';
@@ -50,16 +53,19 @@ function openFilesLimit(): number {
   return soft === 'unlimited' || soft === undefined ? Infinity : Number(soft);
 }
 
-/** Each client process holds its users' sockets and each web process its share: refuse a plan the fd limit cannot hold. */
-function checkOpenFiles(users: number, clients: number, processes: number): void {
+/**
+ * Each client process holds its users' sockets until they have their answer: refuse a plan that the
+ * open-files limit cannot hold. A web process holds its share only while those users wait, so
+ * for the servers it is a warning (past the limit, node stops accepting for a moment: socket errors).
+ */
+function checkOpenFiles(users: number, clients: number, processes: number): string {
   const limit = openFilesLimit();
-  const need = Math.max(Math.ceil(users / clients), Math.ceil(users / processes)) + 1024;
-  if (need > limit) {
-    throw new Error(
-      `open-files limit ${limit} is too low for ${users} users over ${clients} client and ${processes} web processes (each needs ~${need}): ` +
-        `raise it (npm run bench runs scripts/bench.sh, which raises it to the hard limit) or add --clients / --processes`,
-    );
+  const perClient = Math.ceil(users / clients) + 1024;
+  if (perClient > limit) {
+    throw new Error(`open-files limit ${limit} is too low for ${users} users over ${clients} client processes (each needs ~${perClient}): raise it (npm run bench raises it to the hard limit) or add --clients`);
   }
+  const perServer = Math.ceil(users / processes) + 1024;
+  return perServer > limit ? `; ! a web process may need ~${perServer} open files if every user waits at once (limit ${limit}): --processes ${Math.ceil(users / (limit - 1024))} avoids it` : '';
 }
 
 export const scenario: Scenario = {
@@ -72,8 +78,10 @@ export const scenario: Scenario = {
     const clients = Number(a.extra.clients ?? 4);
     const sources = Number(a.extra.sources ?? Math.max(4, Math.ceil(users / 4000)));
     const windowMs = Number(a.extra.window ?? 1) * 1000;
+    const timeoutMs = Number(a.extra.timeout ?? 60) * 1000;
+    const sched: Record<string, string> = a.extra.sched ? { NODE_CLUSTER_SCHED_POLICY: a.extra.sched } : {};
     const flowOptions = Object.fromEntries(Object.entries(a.extra).filter(([k]) => k.startsWith('flow-')).map(([k, v]) => [k.slice(5), v]));
-    checkOpenFiles(users, clients, processes);
+    const fdWarning = checkOpenFiles(users, clients, processes);
     const kernel = raiseKernelQueues();
     await prepareBenchDb();
     await purgeOrderQueue();
@@ -82,22 +90,23 @@ export const scenario: Scenario = {
     const tokens = (await createTestUsers(db, redis, users)).map((u) => u.token);
     line(`${users} users`, true);
     const summary = [
-      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es), ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}`,
+      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es), cluster scheduling ${a.extra.sched ?? 'rr (node default)'}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);
     const spike = (origin: string, path: string, phase: number) =>
-      runSpike({ origin, path, flow, options: flowOptions, tokens, clients, sources: sourceAddresses(sources, run, phase), windowMs });
+      runSpike({ origin, path, flow, options: flowOptions, tokens, clients, sources: sourceAddresses(sources, run, phase), windowMs, timeoutMs });
 
-    const ceiling = await h.startCeiling(processes);
+    const ceiling = await h.startCeiling(processes, sched);
     const ceilingCpu = serversCpuSeconds([ceiling.proc.child.pid!]);
+    h.log(`… the spike on the bare node:http server`);
     const bareRun = await spike(ceiling.url, '/api/seckill/0', 1);
     const bareCpuS = serversCpuSeconds([ceiling.proc.child.pid!]) - ceilingCpu;
     await h.stop(ceiling.proc);
     const bare = summarizeSpike(bareRun);
     summary.push(`  bare node:http: ${formatSpike(bare, bareRun.errors)} · server CPU ${round(bareCpuS, 2)} s`);
 
-    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes) });
+    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched });
     await h.startWorkers(a.workers);
     // Warm-up, as the grab scenario's: 2 s of refusals, so the measured spike finds its path compiled.
     const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
@@ -105,6 +114,7 @@ export const scenario: Scenario = {
     const voucherId = await createTestVoucher(db, redis, { stock, title: `bench spike ${flow}` });
     await expectFreshVoucher(voucherId, stock);
     const webCpu = serversCpuSeconds([web.proc.child.pid!]);
+    h.log(`… the spike on the app`);
     const appRun = await spike(web.url, `/api/seckill/${voucherId}`, 2);
     const webCpuS = serversCpuSeconds([web.proc.child.pid!]) - webCpu;
     const app = summarizeSpike(appRun);
