@@ -52,12 +52,28 @@ function renderSpikeRow(line: Record<string, unknown>, ctx: RowContext, when: st
   return cellsToRow([`\`${ctx.key}\``, when, machine, result, s(line.wait_p99_s), `last answer ${s(line.bare_last_answer_s)}`, `×${Number(line.ratio_to_bare).toFixed(2)} the bare server's time`]);
 }
 
+/** The admission scenario's row: the grab's p90 at C and 3C clients, adaptive beside fixed. */
+function renderAdmissionRow(line: Record<string, unknown>, ctx: RowContext, when: string, machine: string): string {
+  const pair = (k: string) => (line[k] as number[] | undefined) ?? [NaN, NaN];
+  const [a1, a3] = pair('adaptive_p90_ms');
+  const [f1, f3] = pair('fixed_p90_ms');
+  const [ar1, ar3] = pair('adaptive_per_s');
+  const [fr1, fr3] = pair('fixed_per_s');
+  return cellsToRow([
+    `\`${ctx.key}\``, when, machine,
+    `adaptive: p90 ${a1} → ${a3} ms, ${fmt(ar1!)} → ${fmt(ar3!)} answered/s; fixed: p90 ${f1} → ${f3} ms, ${fmt(fr1!)} → ${fmt(fr3!)} answered/s (C → 3C clients)`,
+    '—', '—',
+    `p90 ×${Number(line.adaptive_growth).toFixed(2)} adaptive, ×${Number(line.fixed_growth).toFixed(2)} fixed while the load tripled`,
+  ]);
+}
+
 /** One markdown row for a verified run; every figure comes from the run's own result. */
 export function renderRow(r: RunResult, ctx: RowContext): string {
   const line = r.line;
   const when = (ctx.now ?? new Date()).toISOString().slice(0, 16).replace('T', ' ');
   const machine = ctx.machine ?? `${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)}`;
   if (line.scenario === 'spike') return renderSpikeRow(line, ctx, when, machine);
+  if (line.scenario === 'admission') return renderAdmissionRow(line, ctx, when, machine);
   const accepted = n(line.accepted_per_s);
   const rows = Array.isArray(line.rows) ? (line.rows as { backend: string; perSecond: number; p99Ms: number }[]) : null;
   const result = rows
