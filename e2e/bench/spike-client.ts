@@ -71,7 +71,7 @@ function start(s: ClientSetup, t0: number): void {
   };
   const finish = () => {
     const cpu = process.cpuUsage(cpuBefore);
-    const done: ClientDone = { type: 'done', records, statuses, errors, cpuS: (cpu.user + cpu.system) / 1e6 };
+    const done: ClientDone = { type: 'done', records, statuses, errors, cpuS: (cpu.user + cpu.system) / 1e6, systemS: cpu.system / 1e6 };
     process.send!(done, () => process.exit(0));
   };
   setTimeout(tick, Math.max(0, t0 - now()));

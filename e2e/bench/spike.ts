@@ -56,6 +56,8 @@ export interface ClientDone {
   errors: Record<string, number>;
   /** CPU seconds (user + system) the process used from the start to its last user's answer. */
   cpuS: number;
+  /** Of which in the kernel (system time: on loopback, much of the TCP work of both ends). */
+  systemS: number;
 }
 
 export interface SpikeOptions {
@@ -77,6 +79,7 @@ export interface SpikeRun {
   statuses: Record<string, number>;
   errors: Record<string, number>;
   clientCpuS: number;
+  clientSystemS: number;
   clients: number;
 }
 
@@ -125,7 +128,7 @@ export async function runSpike(o: SpikeOptions): Promise<SpikeRun> {
       for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
       for (const [k, v] of Object.entries(r.errors)) errors[k] = (errors[k] ?? 0) + v;
     }
-    return { records: results.flatMap((r) => r.records), statuses, errors, clientCpuS: results.reduce((s, r) => s + r.cpuS, 0), clients };
+    return { records: results.flatMap((r) => r.records), statuses, errors, clientCpuS: results.reduce((s, r) => s + r.cpuS, 0), clientSystemS: results.reduce((s, r) => s + r.systemS, 0), clients };
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
   }
@@ -157,6 +160,7 @@ export interface SpikeSummary {
   waitP99S: number;
   /** The client processes' CPU, seconds and as a share of the machine over the spike. */
   clientCpuS: number;
+  clientSystemS: number;
   clientShare: number;
 }
 
@@ -207,6 +211,7 @@ export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): S
     waitP50S: quantile(waits, 0.5) / 1000,
     waitP99S: quantile(waits, 0.99) / 1000,
     clientCpuS: run.clientCpuS,
+    clientSystemS: run.clientSystemS,
     clientShare: lastAnswerS > 0 ? run.clientCpuS / (lastAnswerS * cores) : NaN,
   };
 }
@@ -219,6 +224,6 @@ export function formatSpike(s: SpikeSummary, errors: Record<string, number>): st
   return (
     `${s.users} users, ${s.requests} requests · final ${hist(s.finals)}${Object.keys(s.codes).length ? ` (${hist(s.codes)})` : ''} · all answers ${hist(s.answers)} · ` +
     `${s.errors} socket errors${s.errors ? ` (${hist(errors)}, ${s.usersWithErrors} users)` : ''} · started 99 % by ${r2(s.started99S)} s, all by ${r2(s.startedAllS)} s, all connected by ${r2(s.connectedAllS)} s · ` +
-    `last answer ${r2(s.lastAnswerS)} s · wait p50 ${r2(s.waitP50S)} s, p99 ${r2(s.waitP99S)} s · clients' CPU ${r2(s.clientCpuS)} s (${Math.round(s.clientShare * 100)} % of the machine)`
+    `last answer ${r2(s.lastAnswerS)} s · wait p50 ${r2(s.waitP50S)} s, p99 ${r2(s.waitP99S)} s · clients' CPU ${r2(s.clientCpuS)} s, ${r2(s.clientSystemS)} s of it in the kernel (${Math.round(s.clientShare * 100)} % of the machine)`
   );
 }

@@ -146,7 +146,7 @@ export const scenario: Scenario = {
         started_all_s: round(app.startedAllS, 2), connected_all_s: round(app.connectedAllS, 2),
         last_answer_s: round(app.lastAnswerS, 2), wait_p50_s: round(app.waitP50S, 2), wait_p99_s: round(app.waitP99S, 2),
         bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
-        client_cpu_s: round(app.clientCpuS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2),
+        client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2),
         orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
       },
       rps: app.requests / app.lastAnswerS,
