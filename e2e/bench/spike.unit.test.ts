@@ -26,6 +26,13 @@ beforeAll(async () => {
     s.sockets.add(`${req.socket.remoteAddress}:${req.socket.remotePort}`);
     s.at.push(Date.now());
     const first = ++s.requests === 1;
+    if (token.startsWith('chunked-')) {
+      // A chunked body in three pieces, as Next answers: the client reads it whole.
+      res.writeHead(410, { 'content-type': 'application/json' });
+      res.write('{"error":');
+      setTimeout(() => res.end('{"code":"SOLD_OUT"}}'), 5);
+      return;
+    }
     const status = token.startsWith('bad-') ? 500 : first ? 503 : 200;
     res.writeHead(status, { 'content-type': 'application/json', ...(status === 503 ? { 'retry-after': '0.05' } : {}) });
     res.end(JSON.stringify(status === 200 ? { data: { orderId: '1' } } : { error: { code: status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL' } }));
@@ -80,6 +87,14 @@ describe('the real-concurrency spike', () => {
     expect(s.finals).toEqual({ '500': 2 });
     expect(s.unanswered).toBe(2);
     expect(s.requests).toBe(2);
+  }, 30_000);
+
+  it('a chunked answer is read whole', async () => {
+    const run = await runSpike({ origin, path: '/x', flow: 'grab', tokens: ['chunked-1', 'chunked-2'], clients: 1, sources: sourceAddresses(1, 201, 9), windowMs: 10 });
+    const s = summarizeSpike(run, 2);
+    expect(s.finals).toEqual({ '410': 2 });
+    expect(s.codes).toEqual({ SOLD_OUT: 2 });
+    expect(s.errors).toBe(0);
   }, 30_000);
 
   it('a client waits Retry-After × a jitter in [0.5, 1.5), 1 s without one', () => {
