@@ -10,10 +10,11 @@
  * Adaptive: the p90 of the answered grabs at 3C stays within 1.5× of that at C and the excess is
  * shed; fixed: nothing shed, the p90 grows with the load (more than 2×).
  *
- * Opt-in (HOT_ADMISSION_PROOF=1), not part of npm test yet: it has only ever run on the 2-core
- * box while other runs held its load at 15–30, where one grab alone took 13–18 ms instead of
- * ~0.5 ms and it failed (docs/hot-server.md#adaptive-admission has the figures). Run it on a quiet
- * machine before wiring it in.
+ * Opt-in (HOT_ADMISSION_PROOF=1), not part of npm test yet: it has failed every run so far, on the
+ * 2-core box shared with other sessions (load 9–30); in the calmest one adaptive held its p90 flat
+ * (×0.82) while fixed's grew ×2.9, but its p90 at 3C was 0.69× fixed's, not < 0.6×, and it served a
+ * third of fixed's rate at C (docs/hot-server.md#adaptive-admission). Run it on a quiet machine
+ * before wiring it in.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
