@@ -39,11 +39,41 @@ export interface RowContext {
   machine?: string;
 }
 
+const cellsToRow = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+
+/**
+ * The real-concurrency spike's row: its figure is a time (until the last user's final answer),
+ * beside the bare server's time for the same spike; p99 is a user's wait from arrival to answer.
+ */
+function renderSpikeRow(line: Record<string, unknown>, ctx: RowContext, when: string, machine: string): string {
+  const s = (v: unknown) => `${Number(v).toFixed(1)} s`;
+  const answers = (line.answers ?? {}) as Record<string, number>;
+  const result = `last answer ${s(line.last_answer_s)}; ${fmt(Number(line.orders))} of ${fmt(Number(line.stock))} sold, ${Number(line.errors)} socket errors, ${answers['503'] ?? 0} × 503 retried`;
+  return cellsToRow([`\`${ctx.key}\``, when, machine, result, s(line.wait_p99_s), `last answer ${s(line.bare_last_answer_s)}`, `×${Number(line.ratio_to_bare).toFixed(2)} the bare server's time`]);
+}
+
+/** The admission scenario's row: the grab's p90 at C and 3C clients, adaptive beside fixed. */
+function renderAdmissionRow(line: Record<string, unknown>, ctx: RowContext, when: string, machine: string): string {
+  const pair = (k: string) => (line[k] as number[] | undefined) ?? [NaN, NaN];
+  const [a1, a3] = pair('adaptive_p90_ms');
+  const [f1, f3] = pair('fixed_p90_ms');
+  const [ar1, ar3] = pair('adaptive_per_s');
+  const [fr1, fr3] = pair('fixed_per_s');
+  return cellsToRow([
+    `\`${ctx.key}\``, when, machine,
+    `adaptive: p90 ${a1} → ${a3} ms, ${fmt(ar1!)} → ${fmt(ar3!)} answered/s; fixed: p90 ${f1} → ${f3} ms, ${fmt(fr1!)} → ${fmt(fr3!)} answered/s (C → 3C clients)`,
+    '—', '—',
+    `p90 ×${Number(line.adaptive_growth).toFixed(2)} adaptive, ×${Number(line.fixed_growth).toFixed(2)} fixed while the load tripled`,
+  ]);
+}
+
 /** One markdown row for a verified run; every figure comes from the run's own result. */
 export function renderRow(r: RunResult, ctx: RowContext): string {
   const line = r.line;
   const when = (ctx.now ?? new Date()).toISOString().slice(0, 16).replace('T', ' ');
   const machine = ctx.machine ?? `${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)}`;
+  if (line.scenario === 'spike') return renderSpikeRow(line, ctx, when, machine);
+  if (line.scenario === 'admission') return renderAdmissionRow(line, ctx, when, machine);
   const accepted = n(line.accepted_per_s);
   const rows = Array.isArray(line.rows) ? (line.rows as { backend: string; perSecond: number; p99Ms: number }[]) : null;
   const result = rows
@@ -60,7 +90,7 @@ export function renderRow(r: RunResult, ctx: RowContext): string {
   ];
   const p99 = r.p99Ms && Number.isFinite(r.p99Ms) ? `${r.p99Ms.toFixed(1)} ms` : '—';
   const cells = [`\`${ctx.key}\``, when, machine, result, p99, ceiling ? `${fmt(ceiling)} req/s` : '—', ratios.join(', ') || '—'];
-  return `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+  return cellsToRow(cells);
 }
 
 /** The markdown with each given row put in place of the row of the same name (or added at the end). */

@@ -38,6 +38,18 @@ describe('docs/benchmarks.md table', () => {
     expect(row).toContain('5 000 req/s');
   });
 
+  it("a spike row gives the time to the last answer beside the bare server's, and the ratio", () => {
+    const spike: RunResult = {
+      line: { scenario: 'spike', variant: 'grab', stock: 1000, orders: 1000, errors: 0, answers: { '200': 1000, '410': 19_000, '503': 12 }, last_answer_s: 10.62, wait_p99_s: 9.1, bare_last_answer_s: 8.9, ratio_to_bare: 1.19 },
+      rps: 1900,
+      failures: [],
+      summary: [],
+    };
+    expect(renderRow(spike, { key: 'spike grab --users 20000', now: new Date('2026-11-25T17:00:00Z'), machine: 'm' })).toBe(
+      "| `spike grab --users 20000` | 2026-11-25 17:00 | m | last answer 10.6 s; 1 000 of 1 000 sold, 0 socket errors, 12 × 503 retried | 9.1 s | last answer 8.9 s | ×1.19 the bare server's time |",
+    );
+  });
+
   it('refuses a page without the markers instead of writing somewhere else', () => {
     expect(() => updateTable('# no table\n', [{ key: 'a', row: '| `a` |' }])).toThrow(/bench-table/);
   });

@@ -17,11 +17,9 @@ import { availableParallelism } from 'node:os';
 import { db } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
-import { checkInvariants } from '@/lib/seckill/invariants';
-import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
 import { createTestUsers, createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
-import { prepareBenchDb, purgeOrderQueue, round } from '../setup';
+import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale, waitForDrain } from '../setup';
 import type { BenchArgs, Scenario } from '../types';
 import type { Harness } from '../harness';
 import { formatBreakdown, runWrk, serversCpuSeconds, type WrkResult } from '../wrk';
@@ -101,25 +99,16 @@ export const scenario: Scenario = {
     const workerPids = workers.map((w) => w.child.pid!);
     const workerCpuBefore = serversCpuSeconds(workerPids);
     const hot = await storm(h, a, `${entry}/api/seckill/${voucherId}`, tokens, d.once, serverPids);
-    const stormEnd = Date.now();
-    await waitFor('the drain', async () => {
-      const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
-      return s !== null && c !== undefined && s.pending === 0 && c.orders === s.buyers;
-    }, 180_000, 100);
-    const drainS = (Date.now() - stormEnd) / 1000;
+    const drainS = await waitForDrain(voucherId, Date.now());
     // The worker's CPU from the storm's start to the end of the drain: every order it wrote.
     const workerCpuS = serversCpuSeconds(workerPids) - workerCpuBefore;
     await h.stopAll();
-    const counts = (await dbStockCounts(db, voucherId))!;
-    const inv = await checkInvariants(db, redis, voucherId, { drained: true });
     const accepted = hot.statuses['200'] ?? 0;
-    const oversold = Math.max(0, counts.orders - stock);
-    const duplicates = counts.duplicateUsers;
-    const lost = Math.max(0, accepted - counts.orders);
+    const { orders, oversold, duplicates, lost, violations } = await verifySale(voucherId, stock, accepted);
     const fivexx = Object.entries(hot.statuses).filter(([k]) => k.startsWith('5')).reduce((n, [, v]) => n + v, 0);
     summary.push(`  hot server: ${fmt(hot)}`);
     if (hot.breakdown.length) summary.push(`  the machine's CPU per request (µs): ${formatBreakdown(hot.breakdown)}`);
-    summary.push(`  accepted ${accepted} (${Math.round(accepted / hot.durationS)}/s) · DB orders ${counts.orders} · oversold ${oversold} · duplicates ${duplicates} · lost ${lost} · drain ${round(drainS, 2)} s · worker CPU ${accepted ? round((workerCpuS * 1e6) / accepted, 1) : '–'} µs/order · invariants ${inv.violations.length ? 'VIOLATED' : 'hold'}`);
+    summary.push(`  accepted ${accepted} (${Math.round(accepted / hot.durationS)}/s) · DB orders ${orders} · oversold ${oversold} · duplicates ${duplicates} · lost ${lost} · drain ${round(drainS, 2)} s · worker CPU ${accepted ? round((workerCpuS * 1e6) / accepted, 1) : '–'} µs/order · invariants ${violations.length ? 'VIOLATED' : 'hold'}`);
     summary.push(`  ratio to the ceiling ×${round(hot.rps / top.rps, 2)}`);
 
     let dbRps: number | null = null;
@@ -137,7 +126,7 @@ export const scenario: Scenario = {
       ...(duplicates ? [`duplicates ${duplicates}`] : []),
       ...(lost ? [`lost ${lost}`] : []),
       ...(variant === 'spike' && fivexx ? [`${fivexx} answers 5xx`] : []),
-      ...inv.violations,
+      ...violations,
     ];
     return {
       line: {
@@ -152,18 +141,3 @@ export const scenario: Scenario = {
     };
   },
 };
-
-/**
- * A voucher created a moment ago has no buyers. If Redis says otherwise, the bench's Redis db holds
- * keys of an earlier voucher with the same id (its MySQL database was recreated, or something else
- * uses that db index): preheat only ever adds buyers, so the stale ones would take units and the
- * drain check (orders = buyers) could never hold. Say so instead of waiting for it.
- */
-async function expectFreshVoucher(voucherId: string, stock: number): Promise<void> {
-  const s = await readSeckillState(redis, voucherId);
-  if (s && s.buyers === 0 && s.remaining === stock) return;
-  throw new Error(
-    `voucher ${voucherId} was just created but the bench's Redis (db ${new URL(env.REDIS_URL).pathname.slice(1) || '0'}) already holds ${s?.buyers} buyers for it (stale keys of an earlier voucher ${voucherId}); ` +
-      `clear the bench's Redis db (redis-cli -n <db> flushdb) or point BENCH_REDIS_URL at an unused one`,
-  );
-}

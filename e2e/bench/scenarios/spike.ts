@@ -1,0 +1,172 @@
+/**
+ * The spike with real concurrency (docs/benchmarks.md#the-real-concurrency-spike): 20 000 distinct
+ * users by default, each on their own connection, all arriving within one second from several
+ * client processes and loopback source addresses (e2e/bench/spike.ts); each runs the flow named
+ * by the variant (e2e/bench/spike-flows.ts) to a final answer. The bare node:http server
+ * (e2e/bench/ceiling-server.ts, same process count) takes the same spike first, in the same run;
+ * the figure is the time until the last user has their final answer, for both, and the ratio.
+ * Ends on the verified drain: oversold = duplicates = lost = 0, the invariants hold, and the whole
+ * stock sold when there are more users than units.
+ *
+ * Options: --users U (20 000) --stock S (1 000) --clients C (client processes, 4) --sources A
+ * (source addresses per spike; default one per 4 000 users, at least 4) --window seconds (1)
+ * --processes P (web processes; default the product's WEB_CONCURRENCY) --workers W (1)
+ * --timeout seconds (a request unanswered this long is a socket error and retried: 60)
+ * --sched none|rr (node:cluster's scheduling in both servers, NODE_CLUSTER_SCHED_POLICY; default
+ * node's rr: the primary accepts every connection and hands it to a process over IPC)
+ * --flow-<name> value (options of the flow). HOT_ADMISSION etc. reach the web server from the env.
+ */
+import { randomInt } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { db } from '@/lib/db/client';
+import { env } from '@/lib/env';
+import { redis } from '@/lib/redis/client';
+import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/seckill';
+import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale, waitForDrain } from '../setup';
+import { formatSpike, runSpike, sourceAddresses, summarizeSpike, type SpikeSummary } from '../spike';
+import { flows } from '../spike-flows';
+import type { Scenario } from '../types';
+import { runWrk, serversCpuSeconds } from '../wrk';
+
+/** The kernel's queues for connections not yet accepted: raised (never lowered) for the spike if this host lets us. */
+const KERNEL_QUEUES: Record<string, number> = { 'net/core/somaxconn': 8192, 'net/ipv4/tcp_max_syn_backlog': 8192 };
+
+function raiseKernelQueues(): string[] {
+  return Object.entries(KERNEL_QUEUES).map(([name, want]) => {
+    const file = `/proc/sys/${name}`;
+    try {
+      const have = Number(readFileSync(file, 'utf8').trim());
+      if (have >= want) return `${name.split('/').pop()} ${have}`;
+      writeFileSync(file, String(want));
+      return `${name.split('/').pop()} ${have} → ${want}`;
+    } catch {
+      return `${name.split('/').pop()} unchanged (not allowed here)`;
+    }
+  });
+}
+
+/** The open-files limit this process (and so every process it starts) has. */
+function openFilesLimit(): number {
+  const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+  const soft = line?.split(/\s{2,}/)[1];
+  return soft === 'unlimited' || soft === undefined ? Infinity : Number(soft);
+}
+
+/**
+ * Each client process holds its users' sockets until they have their answer: refuse a plan that the
+ * open-files limit cannot hold. A web process holds its share only while those users wait, so
+ * for the servers it is a warning (past the limit, node stops accepting for a moment: socket errors).
+ */
+function checkOpenFiles(users: number, clients: number, processes: number): string {
+  const limit = openFilesLimit();
+  const perClient = Math.ceil(users / clients) + 1024;
+  if (perClient > limit) {
+    throw new Error(`open-files limit ${limit} is too low for ${users} users over ${clients} client processes (each needs ~${perClient}): raise it (npm run bench raises it to the hard limit) or add --clients`);
+  }
+  const perServer = Math.ceil(users / processes) + 1024;
+  return perServer > limit ? `; ! a web process may need ~${perServer} open files if every user waits at once (limit ${limit}): --processes ${Math.ceil(users / (limit - 1024))} avoids it` : '';
+}
+
+export const scenario: Scenario = {
+  description: 'real-concurrency spike: every user on their own connection within one second, the app beside the bare node:http server; verified drain',
+  variants: Object.keys(flows),
+  async run(h, a, flow) {
+    const users = a.extra.users ? a.users : 20_000;
+    const stock = a.extra.stock ? a.stock : 1000;
+    const processes = Number(a.extra.processes ?? env.WEB_CONCURRENCY) || availableParallelism();
+    const clients = Number(a.extra.clients ?? 4);
+    const sources = Number(a.extra.sources ?? Math.max(4, Math.ceil(users / 4000)));
+    const windowMs = Number(a.extra.window ?? 1) * 1000;
+    const timeoutMs = Number(a.extra.timeout ?? 60) * 1000;
+    const sched: Record<string, string> = a.extra.sched ? { NODE_CLUSTER_SCHED_POLICY: a.extra.sched } : {};
+    const flowOptions = Object.fromEntries(Object.entries(a.extra).filter(([k]) => k.startsWith('flow-')).map(([k, v]) => [k.slice(5), v]));
+    const fdWarning = checkOpenFiles(users, clients, processes);
+    const kernel = raiseKernelQueues();
+    await prepareBenchDb();
+    await purgeOrderQueue();
+    const line = h.progress('users');
+    line(`creating ${users} users with sessions`);
+    const tokens = (await createTestUsers(db, redis, users)).map((u) => u.token);
+    line(`${users} users`, true);
+    const summary = [
+      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es), cluster scheduling ${a.extra.sched ?? 'rr (node default)'}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
+    ];
+    // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
+    const run = randomInt(1, 255);
+    const spike = (origin: string, path: string, phase: number) =>
+      runSpike({ origin, path, flow, options: flowOptions, tokens, clients, sources: sourceAddresses(sources, run, phase), windowMs, timeoutMs });
+
+    const ceiling = await h.startCeiling(processes, sched);
+    const ceilingCpu = serversCpuSeconds([ceiling.proc.child.pid!]);
+    h.log(`… the spike on the bare node:http server`);
+    const bareRun = await spike(ceiling.url, '/api/seckill/0', 1);
+    const bareCpuS = serversCpuSeconds([ceiling.proc.child.pid!]) - ceilingCpu;
+    await h.stop(ceiling.proc);
+    const bare = summarizeSpike(bareRun);
+    summary.push(`  bare node:http: ${formatSpike(bare, bareRun.errors)} · server CPU ${round(bareCpuS, 2)} s`);
+
+    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched });
+    await h.startWorkers(a.workers);
+    // Warm-up, as the grab scenario's: 2 s of refusals, so the measured spike finds its path compiled.
+    const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
+    await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: 50, durationS: 2 });
+    const voucherId = await createTestVoucher(db, redis, { stock, title: `bench spike ${flow}` });
+    await expectFreshVoucher(voucherId, stock);
+    const webCpu = serversCpuSeconds([web.proc.child.pid!]);
+    h.log(`… the spike on the app`);
+    const appRun = await spike(web.url, `/api/seckill/${voucherId}`, 2);
+    const webCpuS = serversCpuSeconds([web.proc.child.pid!]) - webCpu;
+    const app = summarizeSpike(appRun);
+    const drainS = await waitForDrain(voucherId, Date.now());
+    await h.stopAll();
+    const accepted = app.finals['200'] ?? 0;
+    const sale = await verifySale(voucherId, stock, accepted);
+    const sold = Math.min(stock, users);
+    const ratio = app.lastAnswerS / bare.lastAnswerS;
+    summary.push(`  the app: ${formatSpike(app, appRun.errors)} · web CPU ${round(webCpuS, 2)} s`);
+    summary.push(
+      `  sold ${sale.orders} of ${sold} · oversold ${sale.oversold} · duplicates ${sale.duplicates} · lost ${sale.lost} · drain ${round(drainS, 2)} s · invariants ${sale.violations.length ? 'VIOLATED' : 'hold'}`,
+    );
+    summary.push(`  last answer: the app ${round(app.lastAnswerS, 2)} s, bare node:http ${round(bare.lastAnswerS, 2)} s: ×${round(ratio, 2)} the bare server's time (figures noisy on a shared host)`);
+
+    const failures = [
+      ...(sale.oversold ? [`oversold ${sale.oversold}`] : []),
+      ...(sale.duplicates ? [`duplicates ${sale.duplicates}`] : []),
+      ...(sale.lost ? [`lost ${sale.lost}`] : []),
+      ...(sale.orders !== sold ? [`sold ${sale.orders} of ${sold}`] : []),
+      ...sale.violations,
+      ...problems('the app', app),
+      ...problems('the bare server', bare),
+    ];
+    return {
+      line: {
+        scenario: 'spike', variant: flow, users, stock, processes, clients, sources, window_s: windowMs / 1000, requests: app.requests,
+        finals: app.finals, answers: app.answers, errors: app.errors, fivexx: app.fivexx, unanswered: app.unanswered,
+        started_all_s: round(app.startedAllS, 2), connected_all_s: round(app.connectedAllS, 2),
+        last_answer_s: round(app.lastAnswerS, 2), wait_p50_s: round(app.waitP50S, 2), wait_p99_s: round(app.waitP99S, 2),
+        bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
+        client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2),
+        orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
+      },
+      rps: app.requests / app.lastAnswerS,
+      p99Ms: app.waitP99S * 1000,
+      failures,
+      summary,
+    };
+  },
+};
+
+/**
+ * What fails the run: socket errors, 5xx answers other than 503 (a 503 is the shedding the product
+ * means, retried by the client after Retry-After; printed, counted in the row), users without a
+ * final answer.
+ */
+function problems(who: string, s: SpikeSummary): string[] {
+  const other5xx = s.fivexx - (s.answers['503'] ?? 0);
+  return [
+    ...(s.errors ? [`${who}: ${s.errors} socket errors`] : []),
+    ...(other5xx ? [`${who}: ${other5xx} answers 5xx other than 503`] : []),
+    ...(s.unanswered ? [`${who}: ${s.unanswered} users without a final answer`] : []),
+  ];
+}

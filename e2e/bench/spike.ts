@@ -1,0 +1,229 @@
+/**
+ * The real-concurrency spike (docs/benchmarks.md#the-real-concurrency-spike): N distinct users, each
+ * on their own connection, all arriving within one window (1 s), from several client processes
+ * (e2e/bench/spike-client.ts) and several loopback source addresses (each address has ~28k
+ * ephemeral ports: net.ipv4.ip_local_port_range). Each user runs a flow (e2e/bench/spike-flows.ts)
+ * to its final answer. `runSpike` returns what happened to every user; `summarizeSpike` turns that
+ * into the figures the bench prints: errors, 5xx, final answers, how fast connections were opened
+ * and the time until the last user had their final answer.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import type { SpikeUser } from './spike-flows';
+
+/** One user's spike, times in ms since the spike's start (t0). */
+export interface UserRecord {
+  index: number;
+  /** When the user was due to arrive, and when their first request actually started. */
+  dueMs: number;
+  startMs: number;
+  /** When their first connection's handshake completed (NaN: never). */
+  connectedMs: number;
+  /** Their first answer of any kind, and their final answer (NaN: none). */
+  firstMs: number;
+  finalMs: number;
+  /** The final answer's status (0: gave up without one) and error code. */
+  status: number;
+  code?: string;
+  requests: number;
+  /** Socket-level failures (reset, refused, timed out). */
+  errors: number;
+  /** Steps the flow marked (ms since t0). */
+  marks: Record<string, number>;
+}
+
+export interface ClientSetup {
+  type: 'setup';
+  origin: string;
+  path: string;
+  flow: string;
+  options: Record<string, string>;
+  users: SpikeUser[];
+  /** Users in the whole spike (over every client process). */
+  total: number;
+  windowMs: number;
+  sources: string[];
+  timeoutMs: number;
+}
+
+export interface ClientDone {
+  type: 'done';
+  records: UserRecord[];
+  /** Every answer the process saw, by status (503s that were retried included). */
+  statuses: Record<string, number>;
+  /** Socket errors by code. */
+  errors: Record<string, number>;
+  /** CPU seconds (user + system) the process used from the start to its last user's answer. */
+  cpuS: number;
+  /** Of which in the kernel (system time: on loopback, much of the TCP work of both ends). */
+  systemS: number;
+}
+
+export interface SpikeOptions {
+  origin: string;
+  path: string;
+  flow: string;
+  options?: Record<string, string>;
+  tokens: string[];
+  /** Client processes (default 4). */
+  clients?: number;
+  /** Source addresses the users are spread over (127.a.b.1 …). */
+  sources: string[];
+  windowMs?: number;
+  timeoutMs?: number;
+}
+
+export interface SpikeRun {
+  records: UserRecord[];
+  statuses: Record<string, number>;
+  errors: Record<string, number>;
+  clientCpuS: number;
+  clientSystemS: number;
+  clients: number;
+}
+
+const CLIENT = path.join(import.meta.dirname, 'spike-client.ts');
+
+/** `count` loopback source addresses 127.<run>.<phase>.1 …: a phase of its own per spike, so one spike's TIME_WAIT ports never stand in the next one's way. */
+export function sourceAddresses(count: number, run: number, phase: number): string[] {
+  return Array.from({ length: count }, (_, i) => `127.${run}.${phase}.${i + 1}`);
+}
+
+export async function runSpike(o: SpikeOptions): Promise<SpikeRun> {
+  const clients = Math.max(1, Math.min(o.clients ?? 4, o.tokens.length));
+  const windowMs = o.windowMs ?? 1000;
+  const procs: ChildProcess[] = [];
+  try {
+    const results = await Promise.all(
+      Array.from({ length: clients }, (_, c) => {
+        const child = fork(CLIENT, [], { execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+        procs.push(child);
+        // Interleaved: user i is in process i mod clients, so every process arrives through the whole window.
+        const users = o.tokens.flatMap((token, index) => (index % clients === c ? [{ index, token }] : []));
+        const setup: ClientSetup = { type: 'setup', origin: o.origin, path: o.path, flow: o.flow, options: o.options ?? {}, users, total: o.tokens.length, windowMs, sources: o.sources, timeoutMs: o.timeoutMs ?? 60_000 };
+        const ready = new Promise<void>((resolve, reject) => {
+          child.once('error', reject);
+          child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
+          child.once('exit', (code, signal) => reject(new Error(`spike client ${c} exited (${code ?? signal}) before it was ready`)));
+        });
+        const done = new Promise<ClientDone>((resolve, reject) => {
+          child.on('message', (m: ClientDone) => m.type === 'done' && resolve(m));
+          // 'close' (not 'exit'): it comes after every message the process sent.
+          child.once('close', (code, signal) => reject(new Error(`spike client ${c} exited (${code ?? signal}) before it was done`)));
+        });
+        done.catch(() => {}); // awaited below, after every client is ready
+        child.send(setup);
+        return ready.then(() => ({ child, done }));
+      }),
+    ).then((ready) => {
+      // Everyone starts at the same moment, far enough ahead for the message to reach each process.
+      const t0 = Date.now() + 300;
+      for (const { child } of ready) child.send({ type: 'go', t0 });
+      return Promise.all(ready.map((r) => r.done));
+    });
+    const statuses: Record<string, number> = {};
+    const errors: Record<string, number> = {};
+    for (const r of results) {
+      for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(r.errors)) errors[k] = (errors[k] ?? 0) + v;
+    }
+    return { records: results.flatMap((r) => r.records), statuses, errors, clientCpuS: results.reduce((s, r) => s + r.cpuS, 0), clientSystemS: results.reduce((s, r) => s + r.systemS, 0), clients };
+  } finally {
+    for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+  }
+}
+
+export interface SpikeSummary {
+  users: number;
+  /** Final answers by status (0: no answer, gave up). */
+  finals: Record<string, number>;
+  /** Final answers by error code. */
+  codes: Record<string, number>;
+  /** Every answer by status, retried 503s included. */
+  answers: Record<string, number>;
+  /** Socket errors (all), and users who met at least one. */
+  errors: number;
+  usersWithErrors: number;
+  /** Answers 5xx (any, retried ones included), and users whose final answer was 5xx or none. */
+  fivexx: number;
+  unanswered: number;
+  requests: number;
+  /** Seconds from t0: 99 % / all users had started their first request; had connected. */
+  started99S: number;
+  startedAllS: number;
+  connectedAllS: number;
+  /** Seconds from t0 until the last user's final answer: the figure the spike is about. */
+  lastAnswerS: number;
+  /** A user's wait from their arrival to their final answer, s. */
+  waitP50S: number;
+  waitP99S: number;
+  /** The client processes' CPU, seconds and as a share of the machine over the spike. */
+  clientCpuS: number;
+  clientSystemS: number;
+  clientShare: number;
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+const bump = (m: Record<string, number>, k: string | number) => (m[k] = (m[k] ?? 0) + 1);
+
+export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): SpikeSummary {
+  const finals: Record<string, number> = {};
+  const codes: Record<string, number> = {};
+  const starts: number[] = [];
+  const waits: number[] = [];
+  let connectedAll = 0;
+  let lastAnswer = 0;
+  let usersWithErrors = 0;
+  let unanswered = 0;
+  let requests = 0;
+  for (const r of run.records) {
+    bump(finals, r.status);
+    if (r.code) bump(codes, r.code);
+    starts.push(r.startMs);
+    requests += r.requests;
+    if (r.errors) usersWithErrors++;
+    if (r.status === 0 || r.status >= 500) unanswered++;
+    connectedAll = Math.max(connectedAll, Number.isFinite(r.connectedMs) ? r.connectedMs : Infinity);
+    if (Number.isFinite(r.finalMs)) {
+      lastAnswer = Math.max(lastAnswer, r.finalMs);
+      waits.push(r.finalMs - r.dueMs);
+    }
+  }
+  starts.sort((a, b) => a - b);
+  waits.sort((a, b) => a - b);
+  const fivexx = Object.entries(run.statuses).filter(([k]) => k.startsWith('5')).reduce((n, [, v]) => n + v, 0);
+  const lastAnswerS = lastAnswer / 1000;
+  return {
+    users: run.records.length,
+    finals,
+    codes,
+    answers: run.statuses,
+    errors: Object.values(run.errors).reduce((a, b) => a + b, 0),
+    usersWithErrors,
+    fivexx,
+    unanswered,
+    requests,
+    started99S: quantile(starts, 0.99) / 1000,
+    startedAllS: (starts[starts.length - 1] ?? NaN) / 1000,
+    connectedAllS: connectedAll / 1000,
+    lastAnswerS,
+    waitP50S: quantile(waits, 0.5) / 1000,
+    waitP99S: quantile(waits, 0.99) / 1000,
+    clientCpuS: run.clientCpuS,
+    clientSystemS: run.clientSystemS,
+    clientShare: lastAnswerS > 0 ? run.clientCpuS / (lastAnswerS * cores) : NaN,
+  };
+}
+
+const r2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : n);
+const hist = (m: Record<string, number>) => Object.entries(m).map(([k, v]) => `${k}×${v}`).join(' ') || '–';
+
+/** One line: what the users got and how fast. */
+export function formatSpike(s: SpikeSummary, errors: Record<string, number>): string {
+  return (
+    `${s.users} users, ${s.requests} requests · final ${hist(s.finals)}${Object.keys(s.codes).length ? ` (${hist(s.codes)})` : ''} · all answers ${hist(s.answers)} · ` +
+    `${s.errors} socket errors${s.errors ? ` (${hist(errors)}, ${s.usersWithErrors} users)` : ''} · started 99 % by ${r2(s.started99S)} s, all by ${r2(s.startedAllS)} s, all connected by ${r2(s.connectedAllS)} s · ` +
+    `last answer ${r2(s.lastAnswerS)} s · wait p50 ${r2(s.waitP50S)} s, p99 ${r2(s.waitP99S)} s · clients' CPU ${r2(s.clientCpuS)} s, ${r2(s.clientSystemS)} s of it in the kernel (${Math.round(s.clientShare * 100)} % of the machine)`
+  );
+}

@@ -1,0 +1,106 @@
+/**
+ * The real-concurrency spike's harness (e2e/bench/spike.ts) against a loopback server of this test
+ * (no services): every user arrives on a connection of their own, from the source addresses given,
+ * spread over the processes and the window; a 503 is retried on the same connection after
+ * Retry-After with jitter; what the users got is counted, nothing invented.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSpike, sourceAddresses, summarizeSpike } from './spike';
+import { retryDelayMs } from './spike-flows';
+
+const USERS = 120;
+/** Per token: the sockets (address:port) its requests came on, and how many requests. */
+const seen = new Map<string, { sockets: Set<string>; requests: number; at: number[] }>();
+let server: http.Server;
+let origin = '';
+
+beforeAll(async () => {
+  // The first grab of every user is shed (503, Retry-After 0.05 s), the second answered 200; a token 'bad-*' gets 500.
+  server = http.createServer((req, res) => {
+    req.resume();
+    const token = (req.headers.authorization ?? '').replace('Bearer ', '');
+    const s = seen.get(token) ?? { sockets: new Set(), requests: 0, at: [] };
+    seen.set(token, s);
+    s.sockets.add(`${req.socket.remoteAddress}:${req.socket.remotePort}`);
+    s.at.push(Date.now());
+    const first = ++s.requests === 1;
+    if (token.startsWith('chunked-')) {
+      // A chunked body in three pieces, as Next answers: the client reads it whole.
+      res.writeHead(410, { 'content-type': 'application/json' });
+      res.write('{"error":');
+      setTimeout(() => res.end('{"code":"SOLD_OUT"}}'), 5);
+      return;
+    }
+    const status = token.startsWith('bad-') ? 500 : first ? 503 : 200;
+    res.writeHead(status, { 'content-type': 'application/json', ...(status === 503 ? { 'retry-after': '0.05' } : {}) });
+    res.end(JSON.stringify(status === 200 ? { data: { orderId: '1' } } : { error: { code: status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL' } }));
+  });
+  await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 1024 }, r));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => server.close());
+
+describe('the real-concurrency spike', () => {
+  it('each user on their own connection from the given addresses, within the window; a 503 retried on it after Retry-After', async () => {
+    const tokens = Array.from({ length: USERS }, (_, i) => `user-${i}`);
+    const sources = sourceAddresses(3, 201, 7);
+    const t = Date.now();
+    const run = await runSpike({ origin, path: '/api/seckill/1', flow: 'grab', tokens, clients: 2, sources, windowMs: 500 });
+    const s = summarizeSpike(run, 2);
+
+    expect(run.clients).toBe(2);
+    expect(s.users).toBe(USERS);
+    expect(s.finals).toEqual({ '200': USERS });
+    expect(s.answers).toEqual({ '200': USERS, '503': USERS });
+    expect(s.requests).toBe(2 * USERS);
+    expect(s.errors).toBe(0);
+    expect(s.fivexx).toBe(USERS); // the retried 503s are counted, not hidden
+    expect(s.unanswered).toBe(0);
+    // Arrivals spread over the window (the last user due at 499/500 of it), none before its time.
+    expect(s.startedAllS).toBeGreaterThan(0.45);
+    for (const r of run.records) expect(r.startMs).toBeGreaterThanOrEqual(r.dueMs - 1);
+    expect(s.lastAnswerS).toBeGreaterThan(s.startedAllS);
+    expect(s.clientCpuS).toBeGreaterThan(0);
+
+    const sockets = new Set<string>();
+    const addresses = new Set<string>();
+    for (const token of tokens) {
+      const u = seen.get(token)!;
+      expect(u.requests).toBe(2);
+      expect(u.sockets.size).toBe(1); // the retry went on the user's own kept-alive connection
+      // ... after Retry-After × [0.5, 1.5): 25–75 ms.
+      expect(u.at[1]! - u.at[0]!).toBeGreaterThanOrEqual(20);
+      const [socket] = u.sockets;
+      sockets.add(socket!);
+      addresses.add(socket!.slice(0, socket!.lastIndexOf(':')));
+    }
+    expect(sockets.size).toBe(USERS); // nobody shared a connection
+    expect([...addresses].sort()).toEqual([...sources].sort());
+    expect(Date.now() - t).toBeLessThan(15_000);
+  }, 30_000);
+
+  it('a 5xx other than 503 is a final answer, counted as unanswered', async () => {
+    const run = await runSpike({ origin, path: '/x', flow: 'grab', tokens: ['bad-1', 'bad-2'], clients: 1, sources: sourceAddresses(1, 201, 8), windowMs: 10 });
+    const s = summarizeSpike(run, 2);
+    expect(s.finals).toEqual({ '500': 2 });
+    expect(s.unanswered).toBe(2);
+    expect(s.requests).toBe(2);
+  }, 30_000);
+
+  it('a chunked answer is read whole', async () => {
+    const run = await runSpike({ origin, path: '/x', flow: 'grab', tokens: ['chunked-1', 'chunked-2'], clients: 1, sources: sourceAddresses(1, 201, 9), windowMs: 10 });
+    const s = summarizeSpike(run, 2);
+    expect(s.finals).toEqual({ '410': 2 });
+    expect(s.codes).toEqual({ SOLD_OUT: 2 });
+    expect(s.errors).toBe(0);
+  }, 30_000);
+
+  it('a client waits Retry-After × a jitter in [0.5, 1.5), 1 s without one', () => {
+    const r = (h: Record<string, string>) => ({ status: 503, headers: h, json: undefined });
+    expect(retryDelayMs(r({ 'retry-after': '2' }), () => 0)).toBe(1000);
+    expect(retryDelayMs(r({ 'retry-after': '2' }), () => 0.999)).toBeCloseTo(2998);
+    expect(retryDelayMs(r({}), () => 0.5)).toBe(1000);
+  });
+});
