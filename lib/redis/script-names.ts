@@ -19,6 +19,8 @@ export type ScriptName =
   | 'seckill-preheat'
   | 'seckill-release'
   | 'seckill-return'
+  | 'seckill-room-look'
+  | 'seckill-room-shuffle'
   | 'seckill-touch-pending'
   | 'session-touch'
   | 'voucher-shift-stock';
