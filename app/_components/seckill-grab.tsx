@@ -178,6 +178,16 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
             {remaining === null ? '库存加载中' : `剩余 ${remaining} 张`}
           </p>
         </div>
+        {reservation?.room && phase !== 'ended' && !soldOut && !done ? (
+          // A room sale is grabbed from the room's page, with a token (docs/fair-sale.md#the-waiting-room).
+          <Link
+            href={`/seckill/${voucherId}/room`}
+            data-testid="seckill-room-link"
+            className="shrink-0 rounded-full bg-brand px-5 py-2 text-sm font-medium text-white active:bg-brand-dark"
+          >
+            {phase === 'upcoming' ? '提前排队' : '排队抢购'}
+          </Link>
+        ) : (
         <button
           type="button"
           data-testid="seckill-button"
@@ -187,6 +197,7 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
         >
           {finalLabel}
         </button>
+        )}
       </div>
       {outcome && <OutcomeLine outcome={outcome} />}
     </div>

@@ -33,6 +33,10 @@ import { issueGrabToken } from '@/lib/seckill/room/tokens';
 import { newChallenge, spendSolution } from '@/lib/seckill/room/pow';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
+import { POST as createRoute } from '@/app/api/admin/vouchers/route';
+import { createConsoleFixture, seckillBody } from '@/e2e/support/fixtures/admin';
+import { findRoom } from '@/lib/seckill/room/room.repository';
+import { env } from '@/lib/env';
 
 let worker: OrderWorker;
 
@@ -78,6 +82,30 @@ const drained = (voucherId: string, orders: number) =>
     const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
     return s?.pending === 0 && c?.orders === orders;
   });
+
+describe('a merchant puts a sale behind the room', () => {
+  it('at creation through the console API: the room row with its cost, the meta flag, and the challenge at that cost', async () => {
+    const f = await createConsoleFixture(db, redis);
+    const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { stock: 3, room: { powCost: 20_000 } }) });
+    expect(r.status).toBe(201);
+    const id = r.json.data.id as string;
+    expect(await findRoom(db, id)).toEqual({ voucherId: id, powCost: 20_000 });
+    expect(await redis.hget(keys.seckillMeta(id), 'room')).toBe('1');
+    const [u] = await createTestUsers(db, redis, 1);
+    expect((await challengeFor(u!, id)).json.maxnumber).toBe(20_000);
+    // The default cost; a bad cost; a room on an ordinary voucher.
+    const d = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { room: {} }) });
+    expect(await findRoom(db, d.json.data.id)).toEqual({ voucherId: d.json.data.id, powCost: env.ROOM_POW_COST });
+    expect((await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { room: { powCost: 5 } }) })).status).toBe(400);
+    const plain = { ...seckillBody(f.shopA, { type: 0, room: {} }) } as Record<string, unknown>;
+    for (const k of ['stock', 'beginTime', 'endTime']) delete plain[k];
+    expect((await callRoute(createRoute, { token: f.merchantA.token, body: plain })).status).toBe(400);
+    // An ordinary flash sale: no room flag, no challenge.
+    const o = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA) });
+    expect(await redis.hget(keys.seckillMeta(o.json.data.id), 'room')).toBeNull();
+    expect((await challengeFor(u!, o.json.data.id)).status).toBe(404);
+  });
+});
 
 describe('joining', () => {
   it('gives one place per user, the same on every join and look, with a signed ticket', async () => {

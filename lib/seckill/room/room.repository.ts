@@ -15,3 +15,23 @@ export async function findRoom(db: Executor, voucherId: string): Promise<RoomRow
 export async function insertRoom(trx: Executor, r: RoomRow): Promise<void> {
   await trx.insertInto('tb_seckill_room').values({ voucher_id: r.voucherId, pow_cost: r.powCost }).execute();
 }
+
+export interface RoomSaleRow {
+  voucherId: string;
+  shopId: string;
+  title: string;
+  beginTime: Date;
+  endTime: Date;
+}
+
+/** A room sale as its waiting page shows it; undefined when the voucher is not one. */
+export async function findRoomSale(db: Executor, voucherId: string): Promise<RoomSaleRow | undefined> {
+  const r = await db
+    .selectFrom('tb_seckill_room as r')
+    .innerJoin('tb_seckill_voucher as s', 's.voucher_id', 'r.voucher_id')
+    .innerJoin('tb_voucher as v', 'v.id', 'r.voucher_id')
+    .select(['r.voucher_id', 'v.shop_id', 'v.title', 's.begin_time', 's.end_time'])
+    .where('r.voucher_id', '=', voucherId)
+    .executeTakeFirst();
+  return r && { voucherId: String(r.voucher_id), shopId: String(r.shop_id), title: r.title, beginTime: r.begin_time, endTime: r.end_time };
+}
