@@ -153,6 +153,8 @@ const schema = z.object({
    * otherwise it admits at the hot server's measured rate times WEB_CONCURRENCY.
    */
   ROOM_ADMIT_PER_SECOND: int(500),
+  /** A ceiling on that rate (0 = none): e.g. what the order worker drains, or a slow room for the browser e2e. */
+  ROOM_ADMIT_MAX_PER_SECOND: int(0),
   /** Tickets one sale's room holds at most (a join beyond it: 503, try again). */
   ROOM_MAX_TICKETS: int(200_000),
   /** How long a grab token is good for, ms: the admitted user grabs at once, or asks for another. */

@@ -43,11 +43,12 @@ export interface RoomView {
 /**
  * Tickets per second the serving counter admits: this process's hot-server admission rate (its
  * limit over its measured service time, Little's law) times the web processes, or
- * ROOM_ADMIT_PER_SECOND before anything was measured here.
+ * ROOM_ADMIT_PER_SECOND before anything was measured here; at most ROOM_ADMIT_MAX_PER_SECOND if set.
  */
 export function admissionRate(): number {
   const measured = processAdmission()?.ratePerSecond ?? 0;
-  return measured > 0 ? measured * Math.max(1, env.WEB_CONCURRENCY) : Math.max(1, env.ROOM_ADMIT_PER_SECOND);
+  const rate = measured > 0 ? measured * Math.max(1, env.WEB_CONCURRENCY) : Math.max(1, env.ROOM_ADMIT_PER_SECOND);
+  return env.ROOM_ADMIT_MAX_PER_SECOND > 0 ? Math.min(rate, env.ROOM_ADMIT_MAX_PER_SECOND) : rate;
 }
 
 type LookReply = [number, (number | null)?, number?, number?, number?, number?, number?, number?, number?];

@@ -19,7 +19,7 @@ const body = z
  */
 export const POST = route({ auth: 'user' }, async ({ req, params, user }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
-  const input = await parseJson(req, body);
   await consume('roomGateUser', user.id);
+  const input = await parseJson(req, body);
   return grabPass(db, redis, voucherId, user.id, input);
 });
