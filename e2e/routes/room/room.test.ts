@@ -37,6 +37,7 @@ import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { createConsoleFixture, seckillBody } from '@/e2e/support/fixtures/admin';
 import { findRoom } from '@/lib/seckill/room/room.repository';
 import { env } from '@/lib/env';
+import { register } from 'prom-client';
 
 let worker: OrderWorker;
 
@@ -285,5 +286,17 @@ describe('sold out', () => {
     expect(r.json.error.code).toBe('SOLD_OUT');
     await drained(voucherId, 2);
     await assertInvariants(voucherId, { drained: true });
+  });
+});
+
+describe('metrics', () => {
+  it('/metrics has the room: tickets, waiting and served per sale, tokens, challenges solved and failed', async () => {
+    const text = await register.metrics();
+    expect(text).toMatch(/^hmdp_room_joined_total [1-9]/m);
+    expect(text).toMatch(/^hmdp_room_grab_tokens_total [1-9]/m);
+    expect(text).toMatch(/^hmdp_room_challenges_total\{outcome="solved"\} [1-9]/m);
+    expect(text).toMatch(/^hmdp_room_challenges_total\{outcome="failed"\} [1-9]/m);
+    expect(text).toMatch(/^hmdp_room_waiting\{voucher="\d+"\} \d+/m);
+    expect(text).toMatch(/^hmdp_room_served\{voucher="\d+"\} \d+/m);
   });
 });
