@@ -52,7 +52,7 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await loginBySms(page, undefined, '/');
 
   // Before the start: the card leads to the room, where tickets wait for the shuffle.
-  const early = await roomSale('排队预告', 3_600_000, 5);
+  const early = await roomSale('排队预告', 1_800_000, 5);
   await page.goto(`/shops/${shopId}`);
   const earlyBox = page.getByTestId('voucher').filter({ hasText: early.title }).getByTestId('seckill-grab');
   await expect(earlyBox.getByTestId('seckill-room-link')).toHaveText('提前排队');
