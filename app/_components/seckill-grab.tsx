@@ -38,6 +38,7 @@ const REFUSALS = {
   FORFEITED: '你取消过该券的订单，名额已让出，不能再抢',
   NOT_RESERVED: '该秒杀仅限预约用户参与，你没有预约',
   NOT_DRAWN: '很遗憾，你未被抽中，本场不能抢购',
+  NEED_TICKET: '该秒杀需要排队抢购',
 } as const;
 
 /**
@@ -199,12 +200,12 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
         </button>
         )}
       </div>
-      {outcome && <OutcomeLine outcome={outcome} />}
+      {outcome && <OutcomeLine outcome={outcome} voucherId={voucherId} />}
     </div>
   );
 }
 
-function OutcomeLine({ outcome }: { outcome: Outcome }) {
+function OutcomeLine({ outcome, voucherId }: { outcome: Outcome; voucherId: string }) {
   if (outcome.kind === 'order') {
     // Folded: Redis forgot this buyer's earlier grab and took a second one; the earlier order stands.
     const alreadyHeld = outcome.state === 'failed' && outcome.failReason === 'ALREADY_BOUGHT';
@@ -232,6 +233,11 @@ function OutcomeLine({ outcome }: { outcome: Outcome }) {
   return (
     <p role="alert" className="mt-2 text-sm text-red-600" data-testid="seckill-result" data-state={outcome.kind === 'refused' ? outcome.code : 'error'}>
       {outcome.text}
+      {outcome.kind === 'refused' && outcome.code === 'NEED_TICKET' && (
+        <Link href={`/seckill/${voucherId}/room`} className="ml-2 text-brand underline" data-testid="seckill-room-result-link">
+          去排队
+        </Link>
+      )}
     </p>
   );
 }
