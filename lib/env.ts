@@ -155,6 +155,13 @@ const schema = z.object({
   ROOM_ADMIT_PER_SECOND: int(500),
   /** A ceiling on that rate (0 = none): e.g. what the order worker drains, or a slow room for the browser e2e. */
   ROOM_ADMIT_MAX_PER_SECOND: int(0),
+  /**
+   * An ordinary sale's room opens by itself when one web process sheds this many of its grabs
+   * (admission limit full: 503) within a second; 0 = never (docs/fair-sale.md#opening-by-itself).
+   */
+  ROOM_AUTO_SHED_PER_SECOND: int(100),
+  /** Such a room stays open this long after the last second that shed that many, ms. */
+  ROOM_AUTO_OPEN_MS: int(60_000),
   /** Tickets one sale's room holds at most (a join beyond it: 503, try again). */
   ROOM_MAX_TICKETS: int(200_000),
   /** How long a grab token is good for, ms: the admitted user grabs at once, or asks for another. */

@@ -9,7 +9,8 @@
 
   KEYS[1]  seckill:{vid}:meta     hash: initial, begin (ms), end (ms), gate (absent: anyone may grab;
                                   'r' reserved users only; 'd' draw not run yet; 'w' drawn users only),
-                                  room ('1': behind the waiting room, a grab needs a token's nonce)
+                                  room ('1': behind the waiting room, a grab needs a token's nonce),
+                                  roomUntil (ms; present when the room opened by itself: it lapses then)
   KEYS[2]  seckill:{vid}:stock    remaining units
   KEYS[3]  seckill:{vid}:buyers   set of user ids
   KEYS[4]  seckill:{vid}:pending  hash orderId -> order message JSON (accepted, not yet in MySQL)
@@ -37,7 +38,8 @@
            {8}           not reserved: a gated sale, and this user holds no reservation
            {9}           the draw has not run yet (the caller runs it and asks again)
            {10}          not drawn: reserved, but the draw did not pick this user
-           {11}          no token: a room sale, and the grab carries no nonce
+           {11, until}   no token: a room sale, and the grab carries no nonce; until is the end (ms) of a
+                         room that opened by itself, false for the merchant's (it never lapses)
            {12}          token used: this nonce was spent by an earlier grab
 ]]
 local function over(key, limit)
@@ -68,7 +70,7 @@ if ipWait then
   return {6, ipWait, 'ip'}
 end
 
-local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate', 'room')
+local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate', 'room', 'roomUntil')
 if not window[1] or not window[2] then
   return {1}
 end
@@ -109,9 +111,9 @@ end
 -- The room's token, read with the window (an ordinary sale pays nothing more). After the gate, so
 -- a refused user spends no nonce; before the forfeit check, so every grab that reaches it spends
 -- its token: a token takes one try at a unit, whatever the answer after it.
-if window[4] == '1' then
+if window[4] == '1' and (not window[5] or now < tonumber(window[5])) then
   if ARGV[6] == '' then
-    return {11}
+    return {11, window[5] or false}
   end
   if redis.call('SADD', KEYS[10], ARGV[6]) == 0 then
     return {12}

@@ -15,7 +15,8 @@
   ARGV[4]  the sale's gate: '' (anyone may grab), 'r', 'd' or 'w'; written with the window, so a
            gated sale's meta never exists without its gate (its sets are rebuilt before this call)
   ARGV[5]  '1' when the sale is behind the waiting room (its grabs need a token), else ''; written
-           with the window for the same reason as the gate
+           with the window for the same reason as the gate. A room that opened by itself (roomUntil,
+           lua/seckill-room-open-1.lua) is left to lapse
   ARGV[6..] user ids that have an order in the DB
 
   Returns  {initial, remaining, buyers}
@@ -32,7 +33,8 @@ else
 end
 if ARGV[5] == '1' then
   redis.call('HSET', KEYS[1], 'room', '1')
-else
+  redis.call('HDEL', KEYS[1], 'roomUntil')
+elseif not redis.call('HGET', KEYS[1], 'roomUntil') then
   redis.call('HDEL', KEYS[1], 'room')
 end
 local buyers = redis.call('SCARD', KEYS[3])

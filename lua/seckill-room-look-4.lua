@@ -4,7 +4,8 @@
   last move times the admission rate (after the start only, and only once the pre-start tickets
   are shuffled), then answers where this user stands.
 
-  KEYS[1]  seckill:{vid}:meta        hash: begin, end (ms), room ('1' for a room sale)
+  KEYS[1]  seckill:{vid}:meta        hash: begin, end (ms), room ('1' for a room sale), roomUntil
+                                     (ms; a room that opened by itself lapses then)
   KEYS[2]  seckill:{vid}:room:q      zset user id -> position (1-based)
   KEYS[3]  seckill:{vid}:room:state  hash: seq (tickets issued), pre (of them before the start),
                                      served (positions admitted, may be fractional), at (ms of the
@@ -19,16 +20,16 @@
            {5}  started, the pre-start tickets not shuffled yet (the caller shuffles, asks again)
   Keys expire an hour after the sale's end (set on each join).
 ]]
-local m = redis.call('HMGET', KEYS[1], 'begin', 'end', 'room')
+local m = redis.call('HMGET', KEYS[1], 'begin', 'end', 'room', 'roomUntil')
 if not m[1] or not m[2] then
   return {1}
-end
-if m[3] ~= '1' then
-  return {2}
 end
 local begin, finish = tonumber(m[1]), tonumber(m[2])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if m[3] ~= '1' or (m[4] and now >= tonumber(m[4])) then
+  return {2}
+end
 if now >= finish then
   return {3}
 end

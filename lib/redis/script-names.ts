@@ -20,6 +20,7 @@ export type ScriptName =
   | 'seckill-release'
   | 'seckill-return'
   | 'seckill-room-look'
+  | 'seckill-room-open'
   | 'seckill-room-shuffle'
   | 'seckill-touch-pending'
   | 'session-touch'

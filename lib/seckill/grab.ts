@@ -124,8 +124,9 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
     giveBack();
     const remember = rememberable[code];
     if (remember && memory) memory.record(input.voucherId, remember, mark, code === GrabCode.NOT_STARTED ? Number(payload) || 0 : undefined);
-    // A room sale stays one (set at creation): the next token-less grab here is refused without Redis.
-    if (code === GrabCode.NO_TOKEN) rememberRoomSale(input.voucherId);
+    // A merchant's room stays one (set at creation): the next token-less grab here is refused
+    // without Redis. A room that opened by itself (payload: when it lapses) is asked each time.
+    if (code === GrabCode.NO_TOKEN && !payload) rememberRoomSale(input.voucherId);
     if (code === GrabCode.RATE_LIMITED) throw rateLimited(first[2], Number(payload));
     throw (refusals[code] ?? refusals[GrabCode.UNKNOWN]!)();
   }

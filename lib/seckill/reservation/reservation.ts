@@ -153,9 +153,10 @@ export interface ReservationStatus {
 export async function reservationStatus(db: DB, redis: RedisClient, voucherId: string, userId: string | null, now = new Date()): Promise<ReservationStatus> {
   // Every shop page asks this of every flash sale on it: an ordinary sale that Redis holds is
   // answered from its meta hash, without MySQL.
-  const [field, begin, roomField] = await redis.hmget(keys.seckillMeta(voucherId), 'gate', 'begin', 'room');
-  // A sale behind the waiting room (docs/fair-sale.md#the-waiting-room): the page leads to the room.
-  const room = roomField === '1' ? { room: true } : {};
+  const [field, begin, roomField, roomUntil] = await redis.hmget(keys.seckillMeta(voucherId), 'gate', 'begin', 'room', 'roomUntil');
+  // A sale behind the waiting room (docs/fair-sale.md#the-waiting-room), the merchant's or one that
+  // opened by itself and has not lapsed: the page leads to the room.
+  const room = roomField === '1' && (roomUntil === null || Number(roomUntil) > now.getTime()) ? { room: true } : {};
   if (begin !== null && field === null) return { gated: false, ...room };
   let gate = await findGate(db, voucherId);
   if (!gate) {

@@ -1,8 +1,9 @@
 /**
- * Which sales this process knows to be behind the waiting room, so a grab of one that carries no
- * token is refused without Redis (docs/fair-sale.md#the-grab-token). Learned from the grab script's
- * NO_TOKEN answer and from the room's own routes. The room is set at a sale's creation and never
- * removed, so a remembered sale stays right; bounded like every per-process memory.
+ * Which sales this process knows to be behind the merchant's waiting room, so a grab of one that
+ * carries no token is refused without Redis (docs/fair-sale.md#the-grab-token). Learned from the
+ * grab script's NO_TOKEN answer for a merchant's room: that room is set at a sale's creation and
+ * never removed, so a remembered sale stays right (a room that opened by itself lapses, and is
+ * never remembered here); bounded like every per-process memory.
  */
 import { AppError } from '@/lib/errors';
 

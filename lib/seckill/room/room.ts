@@ -16,7 +16,6 @@ import { processAdmission } from '@/lib/hot/admission-limit';
 import { drawWinners, newSeed } from '@/lib/seckill/reservation/draw';
 import { preheatIfOnSale } from '@/lib/seckill/grab';
 import { refusalMemoryOf } from '@/lib/seckill/refusal-memory';
-import { rememberRoomSale } from '@/lib/seckill/room/room-memory';
 import { signTicket } from '@/lib/seckill/room/tokens';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
 
@@ -87,7 +86,6 @@ export async function lookRoom(db: DB, redis: RedisClient, voucherId: string, us
     default:
       throw new AppError('SERVICE_UNAVAILABLE', '正在开场排序，请稍后再试', { retryAfter: 1 });
   }
-  rememberRoomSale(voucherId);
   const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now()] = r;
   roomMetrics.observe(voucherId, issued, served);
   if (join && pos === issued && issued > 0) roomMetrics.joined();

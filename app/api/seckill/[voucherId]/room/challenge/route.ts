@@ -1,6 +1,7 @@
 import { route } from '@/lib/http/route';
 import { parseId } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { consume } from '@/lib/rate-limit';
 import { roomChallenge } from '@/lib/seckill/room/challenge';
 
@@ -11,5 +12,5 @@ import { roomChallenge } from '@/lib/seckill/room/challenge';
 export const GET = route({ auth: 'user' }, async ({ params, user }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
   await consume('roomGateUser', user.id);
-  return Response.json(await roomChallenge(db, voucherId, user.id), { headers: { 'cache-control': 'no-store' } });
+  return Response.json(await roomChallenge(db, redis, voucherId, user.id), { headers: { 'cache-control': 'no-store' } });
 });
