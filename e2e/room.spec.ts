@@ -8,7 +8,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { JourneyData } from './support/journey-data';
-import { loginBySms } from './support/login';
+import { loginByPassword, loginBySms } from './support/login';
 import { createDb } from '../lib/db/client';
 import { createRedis } from '../lib/redis/client';
 import { preheatVoucher } from '../lib/seckill/preheat';
@@ -16,7 +16,8 @@ import { invalidateShopVouchers } from '../lib/shop/shop.cache';
 import { insertRoom } from '../lib/seckill/room/room.repository';
 import { lookRoom } from '../lib/seckill/room/room';
 
-const SHOP = '103茶餐厅'; // seeded
+const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
+const MERCHANT = { phone: '13800000001', password: 'merchant123' };
 const SHOTS = process.env.E2E_SCREENSHOTS;
 let data: JourneyData;
 let shopId = '';
@@ -105,4 +106,13 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await expect(late.getByTestId('room-soldout')).toContainText('已抢光');
   await shot(late, 'room-soldout');
   await other.close();
+
+  // The merchant's switch: the new-voucher form offers the room with its three costs.
+  const merchant = await browser.newContext({ viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false });
+  const console_ = await merchant.newPage();
+  await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, '/admin/vouchers/new');
+  await expect(console_.getByTestId('voucher-room').locator('option')).toHaveCount(4);
+  await console_.getByTestId('voucher-room').selectOption('50000');
+  await shot(console_, 'room-new-voucher-form');
+  await merchant.close();
 });
