@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium, defineConfig, devices } from '@playwright/test';
 
 const port = Number(process.env.E2E_PORT ?? 3100);
+// The waiting room admits 3 tickets a second in the browser e2e, so e2e/room.spec.ts sees its place move.
+process.env.ROOM_ADMIT_MAX_PER_SECOND ??= '3';
 const bundled = (() => {
   try {
     return chromium.executablePath();

@@ -152,6 +152,29 @@ const schema = z.object({
   /** Grab attempts per client address per second. */
   SECKILL_IP_PER_SECOND: int(200),
 
+  // ── waiting room and bot gate (lib/seckill/room, docs/fair-sale.md#the-waiting-room) ──
+  /**
+   * The room's serving counter admits this many tickets per second when the web process has no
+   * measured rate of its own (no hot server here, or before its admission limit's first window);
+   * otherwise it admits at the hot server's measured rate times WEB_CONCURRENCY.
+   */
+  ROOM_ADMIT_PER_SECOND: int(500),
+  /** A ceiling on that rate (0 = none): e.g. what the order worker drains, or a slow room for the browser e2e. */
+  ROOM_ADMIT_MAX_PER_SECOND: int(0),
+  /**
+   * An ordinary sale's room opens by itself when one web process sheds this many of its grabs
+   * (admission limit full: 503) within a second; 0 = never (docs/fair-sale.md#opening-by-itself).
+   */
+  ROOM_AUTO_SHED_PER_SECOND: int(100),
+  /** Such a room stays open this long after the last second that shed that many, ms. */
+  ROOM_AUTO_OPEN_MS: int(60_000),
+  /** Tickets one sale's room holds at most (a join beyond it: 503, try again). */
+  ROOM_MAX_TICKETS: int(200_000),
+  /** How long a grab token is good for, ms: the admitted user grabs at once, or asks for another. */
+  ROOM_GRAB_TOKEN_TTL_MS: int(60_000),
+  /** The bot gate's default cost (altcha maxnumber; ~1.4 s in Node here, docs/fair-sale.md#the-bot-gate); a merchant sets it per sale. */
+  ROOM_POW_COST: int(50_000),
+
   // ── shop cache (lib/cache, lib/shop) ──
   /** Shop detail and list lifetime in seconds; every TTL gets up to +CACHE_TTL_JITTER of random extra. */
   CACHE_SHOP_TTL_SECONDS: int(30 * 60),

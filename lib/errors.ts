@@ -15,6 +15,14 @@ export const errorStatus = {
   NOT_RESERVED: 403,
   /** A draw sale: reserved, but not among the drawn. */
   NOT_DRAWN: 403,
+  /** A sale behind the waiting room, and the grab or token request carries no valid ticket or token (docs/fair-sale.md#the-grab-token). */
+  NEED_TICKET: 403,
+  /** A grab token whose nonce an earlier grab already spent. */
+  TOKEN_USED: 403,
+  /** The waiting room has not reached this ticket yet. */
+  NOT_ADMITTED: 403,
+  /** The bot gate's proof of work is missing, wrong, expired, someone else's or already used. */
+  POW_FAILED: 403,
   /** A merchant/admin phone tried to log in by SMS code: they log in with their password. */
   PASSWORD_REQUIRED: 403,
   /** The payment provider took no money (declined): the buyer may try again. */

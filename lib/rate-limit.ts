@@ -48,6 +48,10 @@ const limits = {
   /** Waitlist joins, leaves and offer claims of one user, any sales (docs/fair-sale.md#waitlist). */
   waitlistUser: { points: 20, duration: 60, message: '候补操作太频繁，请稍后再试' },
   shopViewIp: { points: 300, duration: 60, message: '请求过于频繁，请稍后再试' },
+  /** Waiting-room joins and polls of one user, any sales (docs/fair-sale.md#the-waiting-room): the page polls at most once a second. */
+  roomUser: { points: 120, duration: 60, message: '刷新太频繁，请稍后再试' },
+  /** Bot-gate challenges and grab-token requests of one user, any sales: a person needs a handful. */
+  roomGateUser: { points: 30, duration: 60, message: '操作太频繁，请稍后再试' },
 } as const;
 
 export type LimitName = keyof typeof limits;

@@ -67,7 +67,7 @@ function runPrimary(): void {
 }
 
 async function runWorker(): Promise<void> {
-  const [{ createHotServer }, { AdmissionLimit, setProcessAdmission }, { observeHotRoute, answerClusterMetrics }, { hotRoutes }, { closeDb }, { closeRedis }, { closeMq }] = await Promise.all([
+  const [{ createHotServer }, { AdmissionLimit, setProcessAdmission }, { observeHotRoute, answerClusterMetrics }, { hotRoutes }, { closeDb }, { closeRedis, redis }, { closeMq }, { grabShed }] = await Promise.all([
     import('@/lib/hot/server'),
     import('@/lib/hot/admission-limit'),
     import('@/lib/hot/metrics'),
@@ -75,12 +75,15 @@ async function runWorker(): Promise<void> {
     import('@/lib/db/client'),
     import('@/lib/redis/client'),
     import('@/lib/mq/connection'),
+    import('@/lib/seckill/room/auto-open'),
   ]);
   if (env.WEB_METRICS_PORT) answerClusterMetrics();
   const fallback = env.WEB_PART === 'hot' ? (await import('@/workers/hot-only')).hotOnlyFallback : await nextHandler();
   const admission = new AdmissionLimit({ max: env.HOT_MAX_IN_FLIGHT, adaptive: env.HOT_ADMISSION === 'adaptive', min: env.HOT_MIN_IN_FLIGHT });
   setProcessAdmission(admission); // read by /metrics and the console
-  const server = createHotServer({ routes: hotRoutes, fallback, admission, observe: observeHotRoute });
+  // An ordinary sale whose grabs this process sheds opens its waiting room (docs/fair-sale.md#opening-by-itself).
+  const onShed = (route: string, params: Record<string, string>) => route === 'grab' && grabShed(redis, params.voucherId);
+  const server = createHotServer({ routes: hotRoutes, fallback, admission, observe: observeHotRoute, onShed });
   // A spike opens many connections at once; node's default backlog is 511 (the kernel caps it at
   // net.core.somaxconn). Headroom only: the 1000-connection spike measured the same either way.
   server.listen({ port: env.PORT, host: env.HOST, backlog: LISTEN_BACKLOG });

@@ -39,6 +39,7 @@ const REFUSALS = {
   FORFEITED: '你取消过该券的订单，名额已让出，不能再抢',
   NOT_RESERVED: '该秒杀仅限预约用户参与，你没有预约',
   NOT_DRAWN: '很遗憾，你未被抽中，本场不能抢购',
+  NEED_TICKET: '该秒杀需要排队抢购',
 } as const;
 
 /**
@@ -179,6 +180,16 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
             {remaining === null ? '库存加载中' : `剩余 ${remaining} 张`}
           </p>
         </div>
+        {reservation?.room && phase !== 'ended' && !soldOut && !done ? (
+          // A room sale is grabbed from the room's page, with a token (docs/fair-sale.md#the-waiting-room).
+          <Link
+            href={`/seckill/${voucherId}/room`}
+            data-testid="seckill-room-link"
+            className="shrink-0 rounded-full bg-brand px-5 py-2 text-sm font-medium text-white active:bg-brand-dark"
+          >
+            {phase === 'upcoming' ? '提前排队' : '排队抢购'}
+          </Link>
+        ) : (
         <button
           type="button"
           data-testid="seckill-button"
@@ -188,15 +199,16 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
         >
           {finalLabel}
         </button>
+        )}
       </div>
-      {outcome && <OutcomeLine outcome={outcome} />}
+      {outcome && <OutcomeLine outcome={outcome} voucherId={voucherId} />}
       {/* Sold out: wait for a unit someone gives back (docs/fair-sale.md#waitlist). */}
       {phase === 'live' && soldOut && !done && !forfeited && <WaitlistBox voucherId={voucherId} />}
     </div>
   );
 }
 
-function OutcomeLine({ outcome }: { outcome: Outcome }) {
+function OutcomeLine({ outcome, voucherId }: { outcome: Outcome; voucherId: string }) {
   if (outcome.kind === 'order') {
     // Folded: Redis forgot this buyer's earlier grab and took a second one; the earlier order stands.
     const alreadyHeld = outcome.state === 'failed' && outcome.failReason === 'ALREADY_BOUGHT';
@@ -224,6 +236,11 @@ function OutcomeLine({ outcome }: { outcome: Outcome }) {
   return (
     <p role="alert" className="mt-2 text-sm text-red-600" data-testid="seckill-result" data-state={outcome.kind === 'refused' ? outcome.code : 'error'}>
       {outcome.text}
+      {outcome.kind === 'refused' && outcome.code === 'NEED_TICKET' && (
+        <Link href={`/seckill/${voucherId}/room`} className="ml-2 text-brand underline" data-testid="seckill-room-result-link">
+          去排队
+        </Link>
+      )}
     </p>
   );
 }

@@ -11,6 +11,8 @@ import { api, ApiError } from '@/lib/web/client-api';
 
 export interface ReservationView {
   gated: boolean;
+  /** Behind the waiting room (docs/fair-sale.md#the-waiting-room): grabbed from the room's page. */
+  room?: boolean;
   mode?: 'first-come' | 'draw';
   reserveBegin?: string;
   beginTime?: string;

@@ -120,6 +120,9 @@ const EXPECTED: Record<string, Burst> = {
   'POST /api/seckill/[voucherId]/waitlist': { who: 'user', max: slack('waitlistUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
   'DELETE /api/seckill/[voucherId]/waitlist': { who: 'user', max: slack('waitlistUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
   'POST /api/seckill/[voucherId]/waitlist/claim': { who: 'user', max: slack('waitlistUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
+  // The waiting room (join) and its bot gate (grab token): per user, counted at the entry (any sale).
+  'POST /api/seckill/[voucherId]/room': { who: 'user', max: slack('roomUser'), parallel: 20, request: async () => ({ params: { voucherId: NO_SUCH_ID } }) },
+  'POST /api/seckill/[voucherId]/room/token': { who: 'user', max: slack('roomGateUser'), request: async () => ({ params: { voucherId: NO_SUCH_ID }, body: json({ ticket: 'x' }) }) },
   'POST /api/sign': { who: 'user', max: slack('signUser') },
   // Login: code sends per phone (60 s cooldown), password tries per phone and client.
   'POST /api/user/code': { who: 'none', max: 3, request: async (_x, me) => ({ body: json({ phone: me.id }) }) },

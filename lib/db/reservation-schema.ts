@@ -1,4 +1,4 @@
-/** Kysely's view of the reservation tables (prisma-free-sql/migrations/008_reservation.sql). */
+/** Kysely's view of the fair-sale tables (migrations 008_reservation.sql, 010_waiting_room.sql). */
 import type { ColumnType } from 'kysely';
 
 type Id = string;
@@ -23,7 +23,16 @@ export interface SeckillReservationTable {
   create_time: ColumnType<Date, Date | undefined, never>;
 }
 
+/** A sale behind the waiting room and the bot gate (migration 010_waiting_room.sql). */
+export interface SeckillRoomTable {
+  voucher_id: Id;
+  /** The altcha challenge's maxnumber. */
+  pow_cost: number;
+  create_time: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface ReservationTables {
   tb_seckill_gate: SeckillGateTable;
   tb_seckill_reservation: SeckillReservationTable;
+  tb_seckill_room: SeckillRoomTable;
 }

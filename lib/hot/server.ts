@@ -59,6 +59,8 @@ export interface HotServerOptions {
   /** The admission limit to use (adaptive or fixed); default a fixed one at `maxInFlight`, else HOT_MAX_IN_FLIGHT. */
   admission?: AdmissionLimit;
   observe?: Observe;
+  /** Told each request the admission limit shed, with its route's name and path params (the waiting room opens by itself on it, lib/seckill/room/auto-open.ts). */
+  onShed?: (route: string, params: Record<string, string>) => void;
   /** An idle keep-alive connection is closed after this long (lib/hot/idle-sockets.ts); default 65 s, longer than the usual balancer's 60 s. */
   keepAliveMs?: number;
   /** A request's headers must arrive within this (ms); default WEB_HEADERS_TIMEOUT_MS. */
@@ -135,6 +137,8 @@ export function createHotServer(o: HotServerOptions): http.Server {
     ticket = TICKET_NONE;
     /** performance.now() at admission (adaptive only: a fixed limit needs no clock). */
     admittedAt = 0;
+    /** The route's path params, for onShed. */
+    params: Record<string, string> | undefined = undefined;
     admit(): Refusal | undefined {
       if (!limit.acquire()) {
         this.ticket = TICKET_SHED;
@@ -157,6 +161,7 @@ export function createHotServer(o: HotServerOptions): http.Server {
    */
   function serveHot(req: IncomingMessage, res: HotResponse, route: CompiledRoute, params: Record<string, string>): Promise<void> | undefined {
     const started = performance.now();
+    res.params = params;
     try {
       const pending = readBody(req, res);
       const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params, res)) : route.handler.core(toHotRequest(req, null), params, res);
@@ -199,6 +204,7 @@ export function createHotServer(o: HotServerOptions): http.Server {
     if (ticket === TICKET_WAITING) limit.release(adaptive ? now - res.admittedAt : -1, now);
     else if (ticket === TICKET_ADMITTED) limit.release(-1, now);
     o.observe?.(route.name, status, (now - started) / 1000, ticket === TICKET_SHED ? 'SHED' : code);
+    if (ticket === TICKET_SHED && o.onShed && res.params) o.onShed(route.name, res.params);
   }
 
   const headersTimeout = o.headersTimeoutMs ?? env.WEB_HEADERS_TIMEOUT_MS;

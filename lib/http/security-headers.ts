@@ -46,6 +46,8 @@ export function pageSecurityHeaders(nonce: string, o: SecurityHeaderOptions): Re
     "img-src 'self' data: blob: https:",
     "font-src 'self' data:",
     "connect-src 'self'",
+    // The bot gate's proof of work (altcha) runs in workers it makes from a blob of its own bundled code.
+    "worker-src 'self' blob:",
     "object-src 'none'",
     "base-uri 'self'",
     "form-action 'self'",

@@ -52,6 +52,20 @@ export const keys = {
   seckillWaitStats: (tag: string) => `seckill:{${tag}}:waitstats`,
   /** Where a rebuild from MySQL writes a set before renaming it over the live one (one atomic swap). */
   seckillRebuild: (vid: string, what: 'reserved' | 'winners') => `seckill:{${vid}}:${what}:rebuild`,
+  /**
+   * One-time grab-token nonces the grab script consumed (docs/fair-sale.md#the-grab-token), in the
+   * user's home bucket tag (today the voucher id); expires an hour after the sale ends.
+   */
+  seckillSpent: (tag: string) => `seckill:{${tag}}:spent`,
+  /**
+   * The waiting room (docs/fair-sale.md#the-waiting-room), sale-wide, in bucket 0's tag `{vid}`:
+   * tickets (zset user id → position), its counters (hash: seq, pre, served, at, seed), the users
+   * who passed the bot gate, and one key per spent proof-of-work challenge (TTL: the challenge's).
+   */
+  roomQueue: (vid: string) => `seckill:{${vid}}:room:q`,
+  roomState: (vid: string) => `seckill:{${vid}}:room:state`,
+  roomPassed: (vid: string) => `seckill:{${vid}}:room:passed`,
+  roomPowSpent: (vid: string, challenge: string) => `seckill:{${vid}}:room:pow:${challenge}`,
   /** Grab attempts per second of one user / one client address on one voucher (1 s TTL; the voucher's slot). */
   seckillRateUser: (vid: string, userId: string) => `rl:seckill:{${vid}}:u:${userId}`,
   seckillRateIp: (vid: string, ip: string) => `rl:seckill:{${vid}}:ip:${ip}`,

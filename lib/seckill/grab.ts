@@ -32,11 +32,14 @@ import { waitForReplica } from '@/lib/seckill/replica-wait';
 import { releaseOrder } from '@/lib/seckill/outbox';
 import { drawOnce } from '@/lib/seckill/reservation/reservation';
 import { countSaleGrab } from '@/lib/seckill/sale-metrics';
+import { needTicket, rememberRoomSale } from '@/lib/seckill/room/room-memory';
 
 export interface GrabInput {
   voucherId: string;
   userId: string;
   ip: string;
+  /** A verified grab token's nonce (docs/fair-sale.md#the-grab-token); absent when the grab carries none. */
+  nonce?: string;
 }
 
 export interface GrabResult {
@@ -45,7 +48,7 @@ export interface GrabResult {
   status: 'pending' | 'created';
 }
 
-export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7, NOT_RESERVED: 8, DRAW_PENDING: 9, NOT_DRAWN: 10 } as const;
+export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7, NOT_RESERVED: 8, DRAW_PENDING: 9, NOT_DRAWN: 10, NO_TOKEN: 11, TOKEN_USED: 12 } as const;
 
 const refusals: Record<number, () => AppError> = {
   [GrabCode.UNKNOWN]: () => notFound('秒杀券'),
@@ -56,6 +59,8 @@ const refusals: Record<number, () => AppError> = {
   [GrabCode.FORFEITED]: () => new AppError('FORFEITED', '你已取消过该秒杀券的订单，名额已让给其他人，不能再抢'),
   [GrabCode.NOT_RESERVED]: () => new AppError('NOT_RESERVED', '该秒杀仅限预约用户参与，你没有预约'),
   [GrabCode.NOT_DRAWN]: () => new AppError('NOT_DRAWN', '很遗憾，你未被抽中，本场不能抢购'),
+  [GrabCode.NO_TOKEN]: () => needTicket(),
+  [GrabCode.TOKEN_USED]: () => new AppError('TOKEN_USED', '抢购凭证已使用，请回到排队页重新获取'),
   // The draw did not run even when asked (MySQL unreachable): try again shortly.
   [GrabCode.DRAW_PENDING]: () => new AppError('SERVICE_UNAVAILABLE', '正在抽签，请稍后再试', { retryAfter: 1 }),
 };
@@ -123,6 +128,9 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
     giveBack();
     const remember = rememberable[code];
     if (remember && memory) memory.record(input.voucherId, remember, mark, code === GrabCode.NOT_STARTED ? Number(payload) || 0 : undefined);
+    // A merchant's room stays one (set at creation): the next token-less grab here is refused
+    // without Redis. A room that opened by itself (payload: when it lapses) is asked each time.
+    if (code === GrabCode.NO_TOKEN && !payload) rememberRoomSale(input.voucherId);
     if (code === GrabCode.RATE_LIMITED) throw rateLimited(first[2], Number(payload));
     throw (refusals[code] ?? refusals[GrabCode.UNKNOWN]!)();
   }
@@ -213,7 +221,7 @@ function rateLimited(who: unknown, waitMs: number): AppError {
 /** The grab script (also used by tests and the drain bench to record an order as a grab would). */
 export function runGrabScript(
   redis: RedisClient,
-  o: { voucherId: string; userId: string; orderId: string; ip?: string; limits?: { user: number; ip: number } },
+  o: { voucherId: string; userId: string; orderId: string; ip?: string; limits?: { user: number; ip: number }; nonce?: string },
 ): Promise<[number, string?, (string | number)?]> {
   const v = o.voucherId;
   return runScript<[number, string?, (string | number)?]>(
@@ -229,15 +237,16 @@ export function runGrabScript(
       keys.seckillForfeit(v),
       keys.seckillReserved(v),
       keys.seckillWinners(v),
+      keys.seckillSpent(v),
     ],
-    [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0],
+    [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0, o.nonce ?? ''],
   );
 }
 
-// Grabs racing on a cold voucher share one rebuild per process (a rebuild reads every buyer).
+// Grabs (and room looks) racing on a cold voucher share one rebuild per process (a rebuild reads every buyer).
 const preheating = new Map<string, Promise<boolean>>();
 
-function preheatIfOnSale(db: DB, redis: RedisClient, voucherId: string): Promise<boolean> {
+export function preheatIfOnSale(db: DB, redis: RedisClient, voucherId: string): Promise<boolean> {
   let p = preheating.get(voucherId);
   if (!p) {
     p = (async () => {

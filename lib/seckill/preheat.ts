@@ -19,6 +19,7 @@ import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 import { runScript } from '@/lib/redis/scripts';
 import { addStockRow, buyerIdPages, forfeitIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
 import { currentGateField, rebuildGate, type GateField } from '@/lib/seckill/reservation/gate';
+import { findRoom } from '@/lib/seckill/room/room.repository';
 
 export interface PreheatResult {
   initial: number;
@@ -26,12 +27,12 @@ export interface PreheatResult {
   buyers: number;
 }
 
-async function applyPreheat(redis: RedisClient, voucherId: string, initial: number, begin: Date, end: Date, gate: GateField, buyerIds: string[]): Promise<PreheatResult> {
+async function applyPreheat(redis: RedisClient, voucherId: string, initial: number, begin: Date, end: Date, gate: GateField, room: boolean, buyerIds: string[]): Promise<PreheatResult> {
   const [i, remaining, buyers] = await runScript<[number, number, number]>(
     redis,
     'seckill-preheat',
     [keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId), keys.seckillOffers(voucherId)],
-    [initial, begin.getTime(), end.getTime(), gate, ...buyerIds],
+    [initial, begin.getTime(), end.getTime(), gate, room ? '1' : '', ...buyerIds],
   );
   return { initial: i, remaining, buyers };
 }
@@ -47,11 +48,12 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
     if (!v) throw notFound('秒杀券');
     // A reservation-only sale's sets first: the meta below admits by them (docs/fair-sale.md#a-redis-loss).
     const gate = await rebuildGate(trx, redis, voucherId);
+    const room = (await findRoom(trx, voucherId)) !== undefined;
     let r: PreheatResult | undefined;
     for await (const page of buyerIdPages(trx, voucherId)) {
-      r = await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, gate, page);
+      r = await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, gate, room, page);
     }
-    r ??= await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, gate, []);
+    r ??= await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, gate, room, []);
     // Only grows, like the buyers: a return Redis forgot (restart, failover) is forfeited again.
     for await (const page of forfeitIdPages(trx, voucherId)) await redis.sadd(keys.seckillForfeit(voucherId), ...page);
     return r;
@@ -75,7 +77,8 @@ export async function addSeckillStock(db: Executor, redis: RedisClient, voucherI
       const v = await lockSeckillRow(trx, voucherId);
       if (!v) throw notFound('秒杀券');
       await addStockRow(trx, voucherId, n);
-      return applyPreheat(redis, voucherId, v.initialStock + n, v.beginTime, v.endTime, await currentGateField(trx, voucherId), []);
+      const room = (await findRoom(trx, voucherId)) !== undefined;
+      return applyPreheat(redis, voucherId, v.initialStock + n, v.beginTime, v.endTime, await currentGateField(trx, voucherId), room, []);
     });
     await notifySeckillChanged(redis, voucherId); // "sold out" remembered anywhere is wrong now
     return result;

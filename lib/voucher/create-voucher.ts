@@ -13,6 +13,8 @@ import type { CreateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { auditSnapshot, toVoucherView } from '@/lib/voucher/voucher.view';
 import { afterVoucherWrite, syncRedisLocked } from '@/lib/voucher/voucher-sync';
 import { gateSale } from '@/lib/seckill/reservation/reservation';
+import { insertRoom } from '@/lib/seckill/room/room.repository';
+import { env } from '@/lib/env';
 
 /** The transactional part; the caller owns `trx`. Returns the new voucher id. */
 export async function insertVoucherAudited(trx: Executor, actor: Actor, input: CreateVoucherInput): Promise<string> {
@@ -36,6 +38,7 @@ export async function insertVoucherAudited(trx: Executor, actor: Actor, input: C
       end_time: new Date(input.endTime!),
     });
     if (input.reservation) await gateSale(trx, id, input.reservation.mode, new Date(input.reservation.reserveBegin));
+    if (input.room) await insertRoom(trx, { voucherId: id, powCost: input.room.powCost ?? env.ROOM_POW_COST });
   }
   const row = await findVoucherRow(trx, id);
   await recordAudit(trx, { actorId: actor.id, action: 'voucher.create', targetType: 'voucher', targetId: id, before: null, after: auditSnapshot(toVoucherView(row!, new Date())) });

@@ -60,12 +60,20 @@ export const createVoucherInput = z
       })
       .strict()
       .optional(),
+    /** Behind the waiting room and the bot gate (docs/fair-sale.md#the-waiting-room): set once, at creation; powCost is the challenge's altcha maxnumber. */
+    room: z
+      .object({
+        powCost: z.number({ error: '验证难度必须是整数' }).int('验证难度必须是整数').min(1000, '验证难度不能小于 1000').max(10_000_000, '验证难度不能大于 10000000').optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((v, ctx) => {
     if (v.payValue > v.actualValue) ctx.addIssue({ code: 'custom', path: ['payValue'], message: '售价不能高于面值' });
     if (v.type === 0) {
       if (v.reservation !== undefined) ctx.addIssue({ code: 'custom', path: ['reservation'], message: '普通券不需要预约' });
+      if (v.room !== undefined) ctx.addIssue({ code: 'custom', path: ['room'], message: '普通券不需要排队' });
       for (const k of ['stock', 'beginTime', 'endTime'] as const) {
         if (v[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: '普通券没有库存和抢购时间' });
       }

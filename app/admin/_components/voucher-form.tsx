@@ -13,7 +13,7 @@ import type { VoucherView } from '@/lib/voucher/voucher.view';
 import { Field, inputCls } from '@/app/admin/_components/field';
 
 type Values = Record<'shopId' | 'type' | 'title' | 'subTitle' | 'rules' | 'payValue' | 'actualValue' | 'stock' | 'beginTime' | 'endTime', string>;
-type Errors = Partial<Record<keyof Values | 'amount' | 'reservation' | 'reservation.reserveBegin', string>>;
+type Errors = Partial<Record<keyof Values | 'amount' | 'reservation' | 'reservation.reserveBegin' | 'room', string>>;
 /** A new flash sale may be reservation-only (docs/fair-sale.md#making-a-sale-reservation-only); set once, at creation. */
 type Gate = { mode: '' | 'first-come' | 'draw'; reserveBegin: string };
 
@@ -52,6 +52,8 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [gate, setGate] = useState<Gate>(() => ({ mode: '', reserveBegin: isoToShanghaiLocal(new Date()) }));
+  // Behind the waiting room and the bot gate (docs/fair-sale.md#the-waiting-room): '' off, else the proof-of-work cost.
+  const [room, setRoom] = useState<string>('');
   const can = editable(voucher);
   const seckill = values.type === '1';
   const set = (k: keyof Values) => (e: React.ChangeEvent<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>) => setValues((v) => ({ ...v, [k]: e.target.value }));
@@ -79,7 +81,8 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
     if (seckill) Object.assign(body, { stock, beginTime: begin, endTime: end });
     if (!voucher) {
       const reservation = seckill && gate.mode ? { reservation: { mode: gate.mode, reserveBegin } } : {};
-      return { shopId: values.shopId, type: Number(values.type), ...body, ...reservation };
+      const waitingRoom = seckill && room ? { room: { powCost: Number(room) } } : {};
+      return { shopId: values.shopId, type: Number(values.type), ...body, ...reservation, ...waitingRoom };
     }
     // Edits send only what changed and what the state allows.
     const before = toBodyOf(initial(voucher, ''));
@@ -200,6 +203,14 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
               />
             </Field>
           )}
+          <Field label="排队与人机验证" name="room" error={errors.room} hint="开售时先排队、再做约 1 秒的工作量证明，脚本难以刷单；创建后不能更改">
+            <select id="f-room" className={inputCls} value={room} onChange={(e) => setRoom(e.target.value)} data-testid="voucher-room" disabled={busy}>
+              <option value="">不排队（直接抢购）</option>
+              <option value="20000">排队 + 轻度验证（手机约 0.5 秒）</option>
+              <option value="50000">排队 + 标准验证（手机约 1 秒）</option>
+              <option value="200000">排队 + 严格验证（手机约 4 秒）</option>
+            </select>
+          </Field>
         </div>
       )}
       {formError && (

@@ -19,6 +19,8 @@ import { openRefusalMemory, type RefusalMemoryHandle } from '@/lib/seckill/refus
 import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { readSeckillState } from '@/lib/seckill/state';
 import { createGatedVoucher, startSaleNow } from '@/e2e/support/fixtures/reservation';
+import { createRoomVoucher } from '@/e2e/support/fixtures/room';
+import { issueGrabToken } from '@/lib/seckill/room/tokens';
 
 let worker: OrderWorker;
 let handle: RefusalMemoryHandle;
@@ -80,6 +82,7 @@ describe('the gate in the grab', () => {
     const s = await seen(voucherId, async () => expect((await grab(u!, voucherId)).status).toBe(200));
     expect(scriptCalls(s)).toHaveLength(1);
     expect(s.inside.filter(touchesGateSets)).toEqual([]);
+    expect(s.inside.filter((c) => c.some((a) => a.endsWith(':spent')))).toEqual([]);
     expect(s.inside.some((c) => /^hmget$/i.test(c[0]!) && c.includes('gate'))).toBe(true);
   });
 
@@ -106,5 +109,31 @@ describe('the gate in the grab', () => {
       for (let i = 0; i < 5; i++) expect((await grab(other!, voucherId)).json.error.code).toBe('SOLD_OUT');
     });
     expect(s.trips).toEqual([]);
+  });
+});
+
+// docs/fair-sale.md#the-grab-token: the room's token check in the grab.
+describe('the token in the grab of a room sale', () => {
+  const grabWith = (u: TestUser, voucherId: string, g: string) => callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, query: { g } });
+
+  it('a grab with no token or a bad one is refused without Redis (after the first token-less one taught the process)', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const [u, v] = await createTestUsers(db, redis, 2);
+    expect((await grab(u!, voucherId)).json.error.code).toBe('NEED_TICKET'); // the script's NO_TOKEN, remembered
+    const s = await seen(voucherId, async () => {
+      for (let i = 0; i < 3; i++) expect((await grab(u!, voucherId)).json.error.code).toBe('NEED_TICKET');
+      expect((await grabWith(u!, voucherId, issueGrabToken(voucherId, v!.userId, 60_000).token)).json.error.code).toBe('NEED_TICKET');
+      expect((await grabWith(u!, voucherId, 'g1.forged')).json.error.code).toBe('NEED_TICKET');
+    });
+    expect(s.trips).toEqual([]);
+  });
+
+  it('an accepted grab with a token is one round trip, the nonce spent inside it with one SADD', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const [u] = await createTestUsers(db, redis, 1);
+    const { token } = issueGrabToken(voucherId, u!.userId, 60_000);
+    const s = await seen(voucherId, async () => expect((await grabWith(u!, voucherId, token)).status).toBe(200));
+    expect(scriptCalls(s)).toHaveLength(1);
+    expect(s.inside.filter((c) => c.some((a) => a.endsWith(':spent'))).map((c) => c[0]!.toLowerCase())).toEqual(['sadd', 'pexpireat']);
   });
 });

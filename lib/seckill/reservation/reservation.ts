@@ -132,6 +132,8 @@ export function drawOnce(db: DB, redis: RedisClient, voucherId: string): Promise
 
 export interface ReservationStatus {
   gated: boolean;
+  /** Behind the waiting room: grabbed from its page, with a token (absent otherwise). */
+  room?: boolean;
   mode?: ReservationModeName;
   reserveBegin?: string;
   beginTime?: string;
@@ -151,8 +153,11 @@ export interface ReservationStatus {
 export async function reservationStatus(db: DB, redis: RedisClient, voucherId: string, userId: string | null, now = new Date()): Promise<ReservationStatus> {
   // Every shop page asks this of every flash sale on it: an ordinary sale that Redis holds is
   // answered from its meta hash, without MySQL.
-  const [field, begin] = await redis.hmget(keys.seckillMeta(voucherId), 'gate', 'begin');
-  if (begin !== null && field === null) return { gated: false };
+  const [field, begin, roomField, roomUntil] = await redis.hmget(keys.seckillMeta(voucherId), 'gate', 'begin', 'room', 'roomUntil');
+  // A sale behind the waiting room (docs/fair-sale.md#the-waiting-room), the merchant's or one that
+  // opened by itself and has not lapsed: the page leads to the room.
+  const room = roomField === '1' && (roomUntil === null || Number(roomUntil) > now.getTime()) ? { room: true } : {};
+  if (begin !== null && field === null) return { gated: false, ...room };
   let gate = await findGate(db, voucherId);
   if (!gate) {
     if (!(await findSeckillVoucher(db, voucherId))) throw notFound('秒杀券');
@@ -178,6 +183,7 @@ export async function reservationStatus(db: DB, redis: RedisClient, voucherId: s
   }
   const reserved = count > 0 ? count : await countReservations(db, voucherId);
   return {
+    ...room,
     gated: true,
     mode: modeName(gate.mode),
     reserveBegin: gate.reserveBegin.toISOString(),

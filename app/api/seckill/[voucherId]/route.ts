@@ -5,13 +5,20 @@ import { redis } from '@/lib/redis/client';
 import { grabVoucher, rememberedRefusal, type GrabResult } from '@/lib/seckill/grab';
 import type { AppError } from '@/lib/errors';
 import { andThen } from '@/lib/maybe-promise';
+import { grabTokenOf } from '@/lib/seckill/room/grab-gate';
 
 /**
  * Grab a flash-sale voucher: 200 `{ orderId, status: "pending" }`, or the refusal's own status.
+ * A sale behind the waiting room is grabbed at the URL its grab token makes, `?g=<token>`
+ * (docs/fair-sale.md#the-grab-token); a missing or bad token is refused here, without Redis.
  * Not async: a refusal this process remembers is returned as it is, without a promise or a throw
  * (lib/maybe-promise.ts, lib/http/route.ts).
  */
 export const POST = route({ auth: 'user' }, ({ req, params, user, ip }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
-  return andThen<void, AppError | GrabResult>(expectNoBody(req), () => rememberedRefusal(redis, voucherId) ?? grabVoucher(db, redis, { voucherId, userId: user.id, ip }));
+  const token = grabTokenOf(req.url, voucherId, user.id);
+  if (typeof token !== 'object' || token === null) {
+    return andThen<void, AppError | GrabResult>(expectNoBody(req), () => rememberedRefusal(redis, voucherId) ?? grabVoucher(db, redis, { voucherId, userId: user.id, ip, nonce: token }));
+  }
+  return token;
 });

@@ -1,13 +1,16 @@
 --[[
   The grab (docs/flash-sale.md#where-a-grab-goes) in one round trip, atomically: the per-user and per-IP limits of
   this voucher, the sale window by Redis' clock, one order per user, stock > 0, admitted by the
-  sale's gate if it has one (docs/fair-sale.md#the-gate-in-the-grab), not a unit this user already
-  gave back; then take one unit, record the buyer and put the order in the
+  sale's gate if it has one (docs/fair-sale.md#the-gate-in-the-grab), carrying an unspent grab
+  token's nonce if the sale is behind the waiting room (docs/fair-sale.md#the-grab-token), not a
+  unit this user already gave back; then take one unit, record the buyer and put the order in the
   voucher's outbox. Every key is in the voucher's
   hash slot (the limit keys carry its tag), so the script runs on one Redis Cluster node.
 
   KEYS[1]  seckill:{vid}:meta     hash: initial, begin (ms), end (ms), gate (absent: anyone may grab;
-                                  'r' reserved users only; 'd' draw not run yet; 'w' drawn users only)
+                                  'r' reserved users only; 'd' draw not run yet; 'w' drawn users only),
+                                  room ('1': behind the waiting room, a grab needs a token's nonce),
+                                  roomUntil (ms; present when the room opened by itself: it lapses then)
   KEYS[2]  seckill:{vid}:stock    remaining units
   KEYS[3]  seckill:{vid}:buyers   set of user ids
   KEYS[4]  seckill:{vid}:pending  hash orderId -> order message JSON (accepted, not yet in MySQL)
@@ -16,8 +19,12 @@
   KEYS[7]  seckill:{vid}:forfeit  set of user ids whose unit was cancelled, timed out or refunded
   KEYS[8]  seckill:{vid}:reserved set of user ids holding a reservation (gated sales only)
   KEYS[9]  seckill:{vid}:winners  set of user ids the draw picked (draw sales only)
+  KEYS[10] seckill:{vid}:spent    set of grab-token nonces already used (room sales only; expires
+                                  an hour after the sale's end)
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
   ARGV[4]  attempts per user per second (0 = no limit)   ARGV[5] attempts per IP per second (0 = no limit)
+  ARGV[6]  the grab token's nonce ('' when the grab carries none); the caller verified the token's
+           signature, user, sale and expiry without Redis: only its one-time use is decided here
 
   Returns  {0, payload, at}  accepted; payload is the order message written to the outbox, at its
                              acceptance time (ms, Redis clock), so the caller need not parse it
@@ -31,6 +38,9 @@
            {8}           not reserved: a gated sale, and this user holds no reservation
            {9}           the draw has not run yet (the caller runs it and asks again)
            {10}          not drawn: reserved, but the draw did not pick this user
+           {11, until}   no token: a room sale, and the grab carries no nonce; until is the end (ms) of a
+                         room that opened by itself, false for the merchant's (it never lapses)
+           {12}          token used: this nonce was spent by an earlier grab
 ]]
 local function over(key, limit)
   if limit <= 0 then
@@ -60,7 +70,7 @@ if ipWait then
   return {6, ipWait, 'ip'}
 end
 
-local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate')
+local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate', 'room', 'roomUntil')
 if not window[1] or not window[2] then
   return {1}
 end
@@ -97,6 +107,18 @@ if gate then
   else
     return {9}
   end
+end
+-- The room's token, read with the window (an ordinary sale pays nothing more). After the gate, so
+-- a refused user spends no nonce; before the forfeit check, so every grab that reaches it spends
+-- its token: a token takes one try at a unit, whatever the answer after it.
+if window[4] == '1' and (not window[5] or now < tonumber(window[5])) then
+  if ARGV[6] == '' then
+    return {11, window[5] or false}
+  end
+  if redis.call('SADD', KEYS[10], ARGV[6]) == 0 then
+    return {12}
+  end
+  redis.call('PEXPIREAT', KEYS[10], tonumber(window[2]) + 3600000)
 end
 -- After the stock check: only a grab that could take a unit pays for this lookup (a sold-out
 -- storm does not), and a forfeited user hears "sold out" like everyone else once it is.

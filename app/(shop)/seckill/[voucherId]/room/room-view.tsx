@@ -1,0 +1,251 @@
+'use client';
+
+/**
+ * The waiting page (docs/fair-sale.md#the-waiting-page): joins the room on arrival (the same user
+ * keeps the same place, so a reload loses nothing), then polls its place with a backoff that
+ * follows the estimate; once admitted, the bot gate's altcha widget; once solved, a grab token and
+ * the 立即抢购 button that posts to the URL the token makes; then the order.
+ */
+import Link from 'next/link';
+import { useEffect, useRef, useState } from 'react';
+import { api, ApiError } from '@/lib/web/client-api';
+import { AltchaGate } from './altcha-gate';
+
+interface Look {
+  state: 'none' | 'waiting' | 'admitted' | 'soldout';
+  position: number | null;
+  ahead: number | null;
+  estimateMs: number | null;
+  shuffled: boolean;
+  issued: number;
+  served: number;
+  beginTime: number;
+  ticket: string | null;
+}
+
+type Grab = { kind: 'idle' } | { kind: 'busy' } | { kind: 'order'; orderId: string; state: 'pending' | 'created' | 'failed' } | { kind: 'error'; code: string; text: string };
+
+function wait(ms: number): string {
+  const s = Math.ceil(ms / 1000);
+  if (s < 60) return `约 ${s} 秒`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `约 ${m} 分 ${s % 60} 秒` : `约 ${Math.floor(m / 60)} 小时 ${m % 60} 分`;
+}
+
+/** Joins once, then looks again after a delay that follows the estimate (1–5 s), backing off on errors. */
+function useRoom(voucherId: string): { look: Look | null; error: string | null; ended: boolean } {
+  const [look, setLook] = useState<Look | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [ended, setEnded] = useState(false);
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout>;
+    let failures = 0;
+    let joined = false;
+    const step = async () => {
+      let next = 2000;
+      try {
+        const l = await api<Look>(`/api/seckill/${voucherId}/room`, { method: joined ? 'GET' : 'POST' });
+        joined = true;
+        failures = 0;
+        if (stopped) return;
+        setLook(l);
+        setError(null);
+        if (l.state === 'admitted' || l.state === 'soldout') return; // nothing more to wait for
+        next = Math.min(5000, Math.max(1000, (l.estimateMs ?? 4000) / 4));
+      } catch (e) {
+        if (stopped) return;
+        const err = e instanceof ApiError ? e : new ApiError(0, 'NETWORK', '网络异常');
+        if (err.code === 'ENDED' || err.code === 'NOT_FOUND') {
+          setEnded(true);
+          setError(err.message);
+          return;
+        }
+        setError(err.message);
+        failures++;
+        next = Math.min(15_000, 1000 * 2 ** failures) * (0.75 + Math.random() / 2);
+      }
+      if (!stopped) timer = setTimeout(step, next);
+    };
+    void step();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [voucherId]);
+  return { look, error, ended };
+}
+
+export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { voucherId: string; shopId: string; title: string; beginTime: string; endTime: string }) {
+  const { look, error, ended } = useRoom(voucherId);
+  const [pass, setPass] = useState<{ token: string; grabUrl: string; expiresAt: number } | null>(null);
+  const [passError, setPassError] = useState<string | null>(null);
+  const [grab, setGrab] = useState<Grab>({ kind: 'idle' });
+  const [now, setNow] = useState<number | null>(null);
+  useEffect(() => {
+    // null until mounted (the server render must not depend on the clock), then every second.
+    const tick = () => setNow(Date.now());
+    const first = setTimeout(tick, 0);
+    const t = setInterval(tick, 1000);
+    return () => {
+      clearTimeout(first);
+      clearInterval(t);
+    };
+  }, []);
+
+  async function askToken(altcha?: string) {
+    if (!look?.ticket) return;
+    setPassError(null);
+    try {
+      setPass(await api(`/api/seckill/${voucherId}/room/token`, { body: { ticket: look.ticket, ...(altcha ? { altcha } : {}) } }));
+    } catch (e) {
+      setPassError(e instanceof ApiError ? e.message : '网络异常，请重试');
+    }
+  }
+
+  async function grabNow() {
+    if (!pass) return;
+    setGrab({ kind: 'busy' });
+    try {
+      const r = await api<{ orderId: string; status: 'pending' | 'created' }>(pass.grabUrl, { method: 'POST' });
+      setGrab({ kind: 'order', orderId: r.orderId, state: r.status });
+    } catch (e) {
+      const err = e instanceof ApiError ? e : new ApiError(0, 'NETWORK', '网络异常，请重试');
+      // A used or expired token, or a 503: the gate is passed already, ask for a fresh token.
+      if (err.code === 'TOKEN_USED' || err.code === 'NEED_TICKET' || err.status === 503) setPass(null);
+      setGrab({ kind: 'error', code: err.code, text: err.message });
+    }
+  }
+  useOrderPoll(grab, setGrab);
+
+  const begin = Date.parse(beginTime);
+  const soldOut = look?.state === 'soldout' || (grab.kind === 'error' && grab.code === 'SOLD_OUT');
+  return (
+    <section className="mx-auto max-w-md p-4" data-testid="room">
+      <Link href={`/shops/${shopId}`} className="text-sm text-brand">‹ 返回店铺</Link>
+      <h1 className="mt-2 text-lg font-semibold">{title}</h1>
+      <p className="text-xs text-gray-500">秒杀排队 · 排到你时完成人机验证即可抢购</p>
+
+      <div className="mt-4 rounded-xl bg-white p-5 text-center shadow-sm" data-testid="room-card" data-state={soldOut ? 'soldout' : look?.state ?? 'loading'}>
+        {!look && !error && <p className="py-6 text-gray-400" data-testid="room-loading">正在进入排队…</p>}
+        {!look && error && <p className="py-6 text-red-600" role="alert" data-testid="room-error">{error}</p>}
+        {look && soldOut && (
+          <div className="py-4" data-testid="room-soldout">
+            <p className="text-2xl font-semibold text-gray-700">已抢光</p>
+            <p className="mt-1 text-sm text-gray-500">本场秒杀已售罄，感谢排队</p>
+          </div>
+        )}
+        {look && !soldOut && look.state === 'waiting' && (
+          <div data-testid="room-waiting">
+            <p className="text-sm text-gray-500">你的排位</p>
+            <p className="my-1 font-mono text-5xl font-bold text-brand tabular-nums" data-testid="room-position">{look.position}</p>
+            {now !== null && now < begin ? (
+              <p className="text-sm text-gray-600" data-testid="room-prestart">
+                开售前加入的排队者将在开售时<strong>随机排序</strong>，早到晚到机会相同
+                <br />距开售 {wait(begin - now)}
+              </p>
+            ) : (
+              <p className="text-sm text-gray-600">
+                前面还有 <span className="font-semibold tabular-nums" data-testid="room-ahead">{look.ahead}</span> 人 · 预计等待 <span data-testid="room-estimate">{wait(look.estimateMs ?? 0)}</span>
+              </p>
+            )}
+            <Progress served={look.served} position={look.position ?? 0} />
+            <p className="mt-3 text-xs text-gray-400">请勿关闭页面；刷新不会丢失排位</p>
+          </div>
+        )}
+        {look && !soldOut && look.state === 'admitted' && (
+          <div data-testid="room-admitted">
+            <p className="text-lg font-semibold text-green-700">轮到你了！</p>
+            {!pass && (
+              <>
+                <p className="mb-3 mt-1 text-sm text-gray-600">请先完成人机验证（自动进行，约 1 秒）</p>
+                <AltchaGate challengeUrl={`/api/seckill/${voucherId}/room/challenge`} onSolved={(p) => void askToken(p)} />
+                {passError && (
+                  <p className="mt-2 text-sm text-red-600" role="alert" data-testid="room-pass-error">
+                    {passError}
+                    <button type="button" className="ml-2 text-brand underline" onClick={() => void askToken()}>重试</button>
+                  </p>
+                )}
+              </>
+            )}
+            {pass && (
+              <button
+                type="button"
+                data-testid="room-grab"
+                disabled={grab.kind === 'busy' || grab.kind === 'order'}
+                onClick={() => void grabNow()}
+                className="mt-3 w-full rounded-full bg-brand py-3 text-base font-medium text-white active:bg-brand-dark disabled:bg-gray-300"
+              >
+                {grab.kind === 'busy' ? '抢购中…' : grab.kind === 'order' ? '已抢到' : '立即抢购'}
+              </button>
+            )}
+            {!pass && grab.kind === 'error' && (
+              <button type="button" className="mt-3 text-sm text-brand underline" onClick={() => void askToken()} data-testid="room-retoken">重新获取抢购资格</button>
+            )}
+            <GrabLine grab={grab} />
+          </div>
+        )}
+        {look && error && !ended && <p className="mt-2 text-xs text-amber-600" data-testid="room-stale">{error}，正在重试…</p>}
+        {ended && look && <p className="mt-2 text-sm text-gray-500">{error}</p>}
+      </div>
+      <p className="mt-3 text-center text-xs text-gray-400">活动时间 {new Date(beginTime).toLocaleString('zh-CN', { hour12: false })} – {new Date(endTime).toLocaleString('zh-CN', { hour12: false })}</p>
+    </section>
+  );
+}
+
+function Progress({ served, position }: { served: number; position: number }) {
+  const pct = position > 0 ? Math.min(100, Math.round((served / position) * 100)) : 0;
+  return (
+    <div className="mx-auto mt-3 h-2 w-full overflow-hidden rounded-full bg-gray-100" aria-hidden>
+      <div className="h-full rounded-full bg-brand transition-all duration-700" style={{ width: `${pct}%` }} />
+    </div>
+  );
+}
+
+function GrabLine({ grab }: { grab: Grab }) {
+  if (grab.kind === 'order') {
+    return (
+      <p role="status" className="mt-3 text-sm text-green-700" data-testid="room-result" data-state={grab.state}>
+        {grab.state === 'created' ? '抢购成功！订单已生成' : grab.state === 'failed' ? '抢购成功，但下单失败，请联系客服' : '抢购成功，正在生成订单…'}
+        {grab.state === 'created' && (
+          <Link href={`/orders#order-${grab.orderId}`} className="ml-2 text-brand underline" data-testid="room-order-link">去支付</Link>
+        )}
+      </p>
+    );
+  }
+  if (grab.kind === 'error') {
+    return <p role="alert" className="mt-3 text-sm text-red-600" data-testid="room-result" data-state={grab.code}>{grab.text}</p>;
+  }
+  return null;
+}
+
+/** Polls the order until the worker wrote it (like the shop page's grab box). */
+function useOrderPoll(grab: Grab, setGrab: (g: Grab) => void) {
+  const orderId = grab.kind === 'order' && grab.state === 'pending' ? grab.orderId : null;
+  const set = useRef(setGrab);
+  useEffect(() => {
+    set.current = setGrab;
+  });
+  useEffect(() => {
+    if (!orderId) return;
+    let stopped = false;
+    let delay = 400;
+    let timer: ReturnType<typeof setTimeout>;
+    const poll = async () => {
+      try {
+        const o = await api<{ state: 'pending' | 'created' | 'failed' }>(`/api/orders/${orderId}`);
+        if (stopped) return;
+        if (o.state !== 'pending') return set.current({ kind: 'order', orderId, state: o.state });
+      } catch {
+        // keep polling
+      }
+      delay = Math.min(delay * 1.5, 3000);
+      if (!stopped) timer = setTimeout(poll, delay);
+    };
+    timer = setTimeout(poll, delay);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [orderId]);
+}

@@ -1,0 +1,118 @@
+/**
+ * A sale behind the waiting room and the bot gate in a phone-sized browser, against the production
+ * build and the real worker (docs/fair-sale.md#the-waiting-page). The web server admits 3 tickets a
+ * second here (ROOM_ADMIT_MAX_PER_SECOND, e2e/playwright.config.ts), so a place moves visibly:
+ *   a room sale before its start: the shop card says 提前排队, the page says tickets are shuffled
+ *   at the start → live: 排队抢购 → the place with people ahead goes down → 轮到你了 → the altcha
+ *   widget solves the gate → 立即抢购 → the order (待支付) → a latecomer hears 已抢光.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { JourneyData } from './support/journey-data';
+import { loginByPassword, loginBySms } from './support/login';
+import { createDb } from '../lib/db/client';
+import { createRedis } from '../lib/redis/client';
+import { preheatVoucher } from '../lib/seckill/preheat';
+import { invalidateShopVouchers } from '../lib/shop/shop.cache';
+import { insertRoom } from '../lib/seckill/room/room.repository';
+import { lookRoom } from '../lib/seckill/room/room';
+
+const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
+const MERCHANT = { phone: '13800000001', password: 'merchant123' };
+const SHOTS = process.env.E2E_SCREENSHOTS;
+let data: JourneyData;
+let shopId = '';
+const db = createDb(undefined, 2);
+const redis = createRedis();
+
+test.beforeAll(async () => {
+  data = new JourneyData(SHOP);
+  shopId = await data.shopId();
+});
+
+test.afterAll(async () => {
+  await data?.dispose();
+  await db.destroy();
+  redis.disconnect();
+});
+
+const shot = async (page: Page, name: string) => {
+  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+};
+
+/** A flash sale put behind the room (a cheap gate: the browser solves it in well under a second). */
+async function roomSale(label: string, startsInMs: number, stock: number) {
+  const v = await data.voucher({ stock, label, startsInMs });
+  await insertRoom(db, { voucherId: v.id, powCost: 5000 });
+  await preheatVoucher(db, redis, v.id);
+  await invalidateShopVouchers(redis, shopId);
+  return v;
+}
+
+test('排队抢购: 提前排队 → the place goes down → the gate → 立即抢购 → the order; a latecomer hears 已抢光', async ({ page, browser }) => {
+  test.setTimeout(120_000);
+  await loginBySms(page, undefined, '/');
+
+  // Before the start: the card leads to the room, where tickets wait for the shuffle.
+  const early = await roomSale('排队预告', 1_800_000, 5);
+  await page.goto(`/shops/${shopId}`);
+  const earlyBox = page.getByTestId('voucher').filter({ hasText: early.title }).getByTestId('seckill-grab');
+  await expect(earlyBox.getByTestId('seckill-room-link')).toHaveText('提前排队');
+  await earlyBox.scrollIntoViewIfNeeded();
+  await shot(page, 'room-card');
+  await earlyBox.getByTestId('seckill-room-link').click();
+  await expect(page).toHaveURL(new RegExp(`/seckill/${early.id}/room$`));
+  await expect(page.getByTestId('room-prestart')).toContainText('随机排序');
+  await expect(page.getByTestId('room-position')).toHaveText('1');
+  await shot(page, 'room-prestart');
+  // A reload keeps the place.
+  await page.reload();
+  await expect(page.getByTestId('room-position')).toHaveText('1');
+
+  // 9 people join before the start (through the room's own code, as other browsers would); at the
+  // start they are shuffled, and this user, joining after it, queues behind them with 9 ahead.
+  const begin = Date.now() + 3000;
+  const v = await roomSale('排队', 3000, 1);
+  for (let i = 1; i <= 9; i++) await lookRoom(db, redis, v.id, String(980_000_000 + i), true);
+  await page.waitForTimeout(Math.max(0, begin - Date.now()) + 300);
+  await page.goto(`/shops/${shopId}`);
+  const box = page.getByTestId('voucher').filter({ hasText: v.title }).getByTestId('seckill-grab');
+  await expect(box.getByTestId('seckill-room-link')).toHaveText('排队抢购');
+  await box.getByTestId('seckill-room-link').click();
+  await expect(page.getByTestId('room-waiting')).toBeVisible();
+  const firstAhead = Number(await page.getByTestId('room-ahead').textContent());
+  expect(firstAhead).toBeGreaterThan(0);
+  await shot(page, 'room-waiting');
+  await expect.poll(async () => Number((await page.getByTestId('room-ahead').textContent({ timeout: 1000 }).catch(() => '0')) ?? 0), { timeout: 15_000 }).toBeLessThan(firstAhead);
+
+  // Admitted: the widget solves the gate by itself, then the grab button.
+  await expect(page.getByTestId('room-admitted')).toBeVisible({ timeout: 20_000 });
+  await shot(page, 'room-admitted');
+  const grab = page.getByTestId('room-grab');
+  await expect(grab).toHaveText('立即抢购', { timeout: 20_000 });
+  await shot(page, 'room-ready');
+  await grab.click();
+  const result = page.getByTestId('room-result');
+  await expect(result).toHaveAttribute('data-state', 'created', { timeout: 15_000 });
+  await shot(page, 'room-grabbed');
+  await result.getByTestId('room-order-link').click();
+  await expect(page).toHaveURL(/\/orders/);
+  await expect(page.getByTestId('order-item').filter({ hasText: v.title }).getByTestId('order-status')).toHaveText('待支付');
+
+  // Someone arriving now: sold out, at once.
+  const other = await browser.newContext();
+  const late = await other.newPage();
+  await loginBySms(late, undefined, '/');
+  await late.goto(`/seckill/${v.id}/room`);
+  await expect(late.getByTestId('room-soldout')).toContainText('已抢光');
+  await shot(late, 'room-soldout');
+  await other.close();
+
+  // The merchant's switch: the new-voucher form offers the room with its three costs.
+  const merchant = await browser.newContext({ viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false });
+  const console_ = await merchant.newPage();
+  await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, '/admin/vouchers/new');
+  await expect(console_.getByTestId('voucher-room').locator('option')).toHaveCount(4);
+  await console_.getByTestId('voucher-room').selectOption('50000');
+  await shot(console_, 'room-new-voucher-form');
+  await merchant.close();
+});

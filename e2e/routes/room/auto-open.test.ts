@@ -1,0 +1,117 @@
+/**
+ * The waiting room opens by itself (docs/fair-sale.md#opening-by-itself): a hot server with two
+ * slots, a burst of real concurrent grabs of an ordinary sale → it sheds them → the sale's room
+ * opens; meanwhile a grab needs a token (and one through the room wins), and once the room lapses
+ * grabs are open again. A merchant's room is never turned into one that lapses.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+const saved = vi.hoisted(() => {
+  const names = ['ROOM_AUTO_SHED_PER_SECOND', 'ROOM_AUTO_OPEN_MS', 'ROOM_POW_COST', 'ROOM_ADMIT_PER_SECOND'] as const;
+  const s = Object.fromEntries(names.map((n) => [n, process.env[n]]));
+  Object.assign(process.env, { ROOM_AUTO_SHED_PER_SECOND: '5', ROOM_AUTO_OPEN_MS: '3000', ROOM_POW_COST: '1000', ROOM_ADMIT_PER_SECOND: '1000' });
+  return s;
+});
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { db, closeDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { closeMq } from '@/lib/mq/connection';
+import { callRoute } from '@/e2e/support/helpers';
+import { createHotServer } from '@/lib/hot/server';
+import { route } from '@/lib/http/route';
+import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
+import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
+import { GET as challengeRoute } from '@/app/api/seckill/[voucherId]/room/challenge/route';
+import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
+import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { keys } from '@/lib/redis/keys';
+import { grabShed, openRoomByItself } from '@/lib/seckill/room/auto-open';
+import { isKnownRoomSale } from '@/lib/seckill/room/room-memory';
+
+let worker: OrderWorker;
+const servers: http.Server[] = [];
+
+beforeAll(async () => {
+  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+});
+
+afterAll(async () => {
+  for (const s of servers) s.close();
+  await worker.stop();
+  await waitOutShortLivedKeys(redis);
+  await Promise.all([closeMq(), closeDb(), closeRedis()]);
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+const grab = (u: TestUser, voucherId: string, g?: string) => callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, query: g === undefined ? {} : { g } });
+
+describe('the room opens by itself', () => {
+  it('when a two-slot hot server sheds a burst of grabs of an ordinary sale', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 5 });
+    // A grab route that holds its slot for 300 ms: 30 at once overflow two slots.
+    const slow = route<'none', { voucherId: string }>({ auth: 'none' }, () => new Promise((r) => setTimeout(() => r({ ok: true }), 300)));
+    const shed: string[] = [];
+    const server = createHotServer({
+      routes: [{ name: 'grab', method: 'POST', path: '/api/seckill/[voucherId]', handler: slow }],
+      maxInFlight: 2,
+      fallback: (_req, res) => res.end(),
+      onShed: (name, params) => {
+        shed.push(`${name}:${params.voucherId}`);
+        if (name === 'grab') grabShed(redis, params.voucherId);
+      },
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, () => fetch(`http://127.0.0.1:${port}/api/seckill/${voucherId}`, { method: 'POST' }).then((r) => r.status)),
+    );
+    const refused = statuses.filter((s) => s === 503).length;
+    expect(refused).toBeGreaterThanOrEqual(5);
+    expect(shed).toHaveLength(refused);
+    expect(new Set(shed)).toEqual(new Set([`grab:${voucherId}`]));
+    await waitFor('the room opened', async () => (await redis.hget(keys.seckillMeta(voucherId), 'roomUntil')) !== null, 5000);
+    expect(await redis.hget(keys.seckillMeta(voucherId), 'room')).toBe('1');
+  });
+
+  it('grabs need a token while it is open (one through the room wins); once it lapses, grabs are open again', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 5 });
+    const [a, b, c] = await createTestUsers(db, redis, 3);
+    expect((await grab(c!, voucherId)).status).toBe(200); // an ordinary sale
+    expect(await openRoomByItself(redis, voucherId, 2500)).toBe(true);
+    const opened = Date.now();
+    expect((await grab(a!, voucherId)).json.error.code).toBe('NEED_TICKET');
+    // Not remembered: it lapses, so each token-less grab asks the script.
+    expect(isKnownRoomSale(voucherId)).toBe(false);
+
+    const j = await callRoute(joinRoute, { method: 'POST', token: a!.token, params: { voucherId } });
+    expect(j.status).toBe(200);
+    await waitFor('admitted', async () => (await callRoute(lookRoute, { token: a!.token, params: { voucherId } })).json.data.state === 'admitted', 5000, 50);
+    const ch = await callRoute(challengeRoute, { token: a!.token, params: { voucherId } });
+    expect(ch.json.maxnumber).toBe(1000);
+    const pass = await callRoute(tokenRoute, { method: 'POST', token: a!.token, params: { voucherId }, body: { ticket: j.json.data.ticket, altcha: await solvedPayload(ch.json) } });
+    expect(pass.status).toBe(200);
+    expect((await grab(a!, voucherId, pass.json.data.token)).status).toBe(200);
+
+    await new Promise((r) => setTimeout(r, Math.max(0, opened + 2600 - Date.now())));
+    expect((await grab(b!, voucherId)).status).toBe(200);
+    expect((await callRoute(joinRoute, { method: 'POST', token: b!.token, params: { voucherId } })).status).toBe(404);
+  });
+
+  it('not below the threshold, and never over a merchant room', async () => {
+    const plain = await createTestVoucher(db, redis, { stock: 5 });
+    for (let i = 0; i < 4; i++) grabShed(redis, plain);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await redis.hget(keys.seckillMeta(plain), 'room')).toBeNull();
+    const merchants = await createRoomVoucher(db, redis, { stock: 5 });
+    expect(await openRoomByItself(redis, merchants)).toBe(false);
+    expect(await redis.hmget(keys.seckillMeta(merchants), 'room', 'roomUntil')).toEqual(['1', null]);
+  });
+});

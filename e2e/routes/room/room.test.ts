@@ -1,0 +1,302 @@
+/**
+ * The waiting room and the bot gate in-process (docs/fair-sale.md#the-waiting-room): the real
+ * routes, real MySQL, Redis/Lua and RabbitMQ, an in-process order worker. Joins at once, the
+ * pre-start shuffle, FIFO after the start, the serving counter, tokens (expiry, replay, another
+ * user's), proofs of work (wrong, reused, another user's), and sold out heard by everyone waiting.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// A slow serving counter (tickets per second) so a test sees positions move; refusal memory on.
+const saved = vi.hoisted(() => {
+  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, user: process.env.SECKILL_USER_PER_SECOND };
+  process.env.ROOM_ADMIT_PER_SECOND = '20';
+  process.env.SECKILL_USER_PER_SECOND = '100';
+  return s;
+});
+
+import { db, closeDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { closeMq } from '@/lib/mq/connection';
+import { callRoute } from '@/e2e/support/helpers';
+import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
+import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
+import { GET as challengeRoute } from '@/app/api/seckill/[voucherId]/room/challenge/route';
+import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
+import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { assertInvariants } from '@/lib/seckill/invariants';
+import { createTestUsers, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { startSaleNow } from '@/e2e/support/fixtures/reservation';
+import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { keys } from '@/lib/redis/keys';
+import { shuffledIds } from '@/lib/seckill/room/room';
+import { issueGrabToken } from '@/lib/seckill/room/tokens';
+import { newChallenge, spendSolution } from '@/lib/seckill/room/pow';
+import { dbStockCounts } from '@/lib/seckill/seckill.repository';
+import { readSeckillState } from '@/lib/seckill/state';
+import { POST as createRoute } from '@/app/api/admin/vouchers/route';
+import { createConsoleFixture, seckillBody } from '@/e2e/support/fixtures/admin';
+import { findRoom } from '@/lib/seckill/room/room.repository';
+import { env } from '@/lib/env';
+import { register } from 'prom-client';
+
+let worker: OrderWorker;
+
+beforeAll(async () => {
+  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+});
+
+afterAll(async () => {
+  await worker.stop();
+  await waitOutShortLivedKeys(redis);
+  await Promise.all([closeMq(), closeDb(), closeRedis()]);
+  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['SECKILL_USER_PER_SECOND', saved.user]] as const) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+const join = (u: TestUser, voucherId: string) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId } });
+const look = (u: TestUser, voucherId: string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId } });
+const challengeFor = (u: TestUser, voucherId: string) => callRoute(challengeRoute, { method: 'GET', token: u.token, params: { voucherId } });
+const pass = (u: TestUser, voucherId: string, body: unknown) => callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
+const grab = (u: TestUser, voucherId: string, g?: string) => callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, query: g === undefined ? {} : { g } });
+
+/** The user's solution of a fresh challenge from the route, as the widget would send it. */
+async function solve(u: TestUser, voucherId: string): Promise<string> {
+  const c = await challengeFor(u, voucherId);
+  expect(c.status).toBe(200);
+  return solvedPayload(c.json);
+}
+
+/** Join, wait to be admitted, solve, get a grab token. */
+async function throughRoom(u: TestUser, voucherId: string): Promise<{ ticket: string; token: string; grabUrl: string }> {
+  const j = await join(u, voucherId);
+  expect(j.status).toBe(200);
+  await waitFor('admitted', async () => (await look(u, voucherId)).json?.data?.state === 'admitted', 20_000, 100);
+  const r = await pass(u, voucherId, { ticket: j.json.data.ticket, altcha: await solve(u, voucherId) });
+  expect(r.status).toBe(200);
+  return { ticket: j.json.data.ticket, ...r.json.data };
+}
+
+const drained = (voucherId: string, orders: number) =>
+  waitFor(`${orders} orders in MySQL`, async () => {
+    const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
+    return s?.pending === 0 && c?.orders === orders;
+  });
+
+describe('a merchant puts a sale behind the room', () => {
+  it('at creation through the console API: the room row with its cost, the meta flag, and the challenge at that cost', async () => {
+    const f = await createConsoleFixture(db, redis);
+    const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { stock: 3, room: { powCost: 20_000 } }) });
+    expect(r.status).toBe(201);
+    const id = r.json.data.id as string;
+    expect(await findRoom(db, id)).toEqual({ voucherId: id, powCost: 20_000 });
+    expect(await redis.hget(keys.seckillMeta(id), 'room')).toBe('1');
+    const [u] = await createTestUsers(db, redis, 1);
+    expect((await challengeFor(u!, id)).json.maxnumber).toBe(20_000);
+    // The default cost; a bad cost; a room on an ordinary voucher.
+    const d = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { room: {} }) });
+    expect(await findRoom(db, d.json.data.id)).toEqual({ voucherId: d.json.data.id, powCost: env.ROOM_POW_COST });
+    expect((await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { room: { powCost: 5 } }) })).status).toBe(400);
+    const plain = { ...seckillBody(f.shopA, { type: 0, room: {} }) } as Record<string, unknown>;
+    for (const k of ['stock', 'beginTime', 'endTime']) delete plain[k];
+    expect((await callRoute(createRoute, { token: f.merchantA.token, body: plain })).status).toBe(400);
+    // An ordinary flash sale: no room flag, no challenge.
+    const o = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA) });
+    expect(await redis.hget(keys.seckillMeta(o.json.data.id), 'room')).toBeNull();
+    expect((await challengeFor(u!, o.json.data.id)).status).toBe(404);
+  });
+});
+
+describe('joining', () => {
+  it('gives one place per user, the same on every join and look, with a signed ticket', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const [a, b] = await createTestUsers(db, redis, 2);
+    const tries = await Promise.all(Array.from({ length: 10 }, () => join(a!, voucherId)));
+    for (const r of tries) expect(r.status).toBe(200);
+    expect(new Set(tries.map((r) => r.json.data.position))).toEqual(new Set([1]));
+    expect((await join(b!, voucherId)).json.data.position).toBe(2);
+    const again = await look(a!, voucherId);
+    expect(again.json.data).toMatchObject({ position: 1, issued: 2 });
+    expect(again.json.data.ticket).toMatch(/^t1\./);
+    expect(await redis.zcard(keys.roomQueue(voucherId))).toBe(2);
+    expect(await redis.pttl(keys.roomQueue(voucherId))).toBeGreaterThan(0);
+  });
+
+  it('is refused for an ordinary sale (404) and needs a session (401)', async () => {
+    const { createTestVoucher } = await import('@/e2e/support/fixtures/seckill');
+    const plain = await createTestVoucher(db, redis, { stock: 1 });
+    const [u] = await createTestUsers(db, redis, 1);
+    expect((await join(u!, plain)).status).toBe(404);
+    expect((await callRoute(joinRoute, { method: 'POST', params: { voucherId: plain } })).status).toBe(401);
+  });
+
+  it('after the start is first come, first served: 40 joins at once get positions 1..40, each once', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const users = await createTestUsers(db, redis, 40);
+    const rs = await Promise.all(users.map((u) => join(u, voucherId)));
+    const positions = rs.map((r) => r.json.data.position as number).sort((x, y) => x - y);
+    expect(positions).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    // One after another: strictly in join order.
+    const late = await createTestUsers(db, redis, 5);
+    const seq: number[] = [];
+    for (const u of late) seq.push((await join(u, voucherId)).json.data.position);
+    expect(seq).toEqual([41, 42, 43, 44, 45]);
+  });
+});
+
+describe('the shuffle at the start', () => {
+  it('gives the pre-start tickets a seeded permutation of 1..n (re-runnable from the seed), later ones queue after them', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5, startsInMs: 3_600_000 });
+    const early = await createTestUsers(db, redis, 30);
+    for (const u of early) await join(u, voucherId);
+    const before = await look(early[0]!, voucherId);
+    expect(before.json.data).toMatchObject({ state: 'waiting', position: 1, shuffled: false });
+
+    await startSaleNow(db, redis, voucherId);
+    const [late] = await createTestUsers(db, redis, 1);
+    // Looks arriving together at the start: one shuffle.
+    await Promise.all(early.slice(0, 10).map((u) => look(u, voucherId)));
+    expect((await join(late!, voucherId)).json.data.position).toBe(31);
+
+    const seed = await redis.hget(keys.roomState(voucherId), 'seed');
+    expect(seed).toMatch(/^[0-9a-f]{64}$/);
+    const after = new Map<string, number>();
+    for (const u of early) after.set(u.userId, (await look(u, voucherId)).json.data.position);
+    expect([...after.values()].sort((x, y) => x - y)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    const expected = shuffledIds(seed!, early.map((u) => u.userId));
+    expect(expected.map((id) => after.get(id))).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    // Not the join order (a 1 in 30! chance that it is).
+    expect(early.map((u) => after.get(u.userId))).not.toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+  });
+});
+
+describe('the serving counter', () => {
+  it('admits positions over time at the rate (20/s here): the people ahead go down, later tickets wait', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const users = await createTestUsers(db, redis, 60);
+    for (const u of users) await join(u, voucherId);
+    const first = (await look(users[59]!, voucherId)).json.data;
+    expect(first.state).toBe('waiting');
+    expect(first.estimateMs).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1000));
+    const later = (await look(users[59]!, voucherId)).json.data;
+    expect(later.ahead).toBeLessThan(first.ahead);
+    // ~20 per second: after about a second, around 20 admitted (loose bounds: a busy box).
+    expect(later.served).toBeGreaterThanOrEqual(10);
+    expect(later.served).toBeLessThan(59);
+    expect((await look(users[0]!, voucherId)).json.data.state).toBe('admitted');
+  });
+});
+
+describe('from the room to the grab', () => {
+  it('an admitted user who solved the gate gets a one-time token; the grab with it wins', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 3 });
+    const [a] = await createTestUsers(db, redis, 1);
+    const { token, grabUrl } = await throughRoom(a!, voucherId);
+    expect(grabUrl).toBe(`/api/seckill/${voucherId}?g=${token}`);
+    const g = await grab(a!, voucherId, token);
+    expect(g.status).toBe(200);
+    await drained(voucherId, 1);
+    // A replay of the used token wins nothing.
+    expect((await grab(a!, voucherId, token)).json.error.code).toBe('ALREADY_BOUGHT');
+    await assertInvariants(voucherId, { drained: true });
+  });
+
+  it('a script that skips the room, forges, borrows, replays or outlives a token wins nothing', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const [a, b, c] = await createTestUsers(db, redis, 3);
+    // No token: the script says NO_TOKEN once; this process then refuses without Redis.
+    const none = await grab(c!, voucherId);
+    expect(none.status).toBe(403);
+    expect(none.json.error.code).toBe('NEED_TICKET');
+    expect((await grab(c!, voucherId)).json.error.code).toBe('NEED_TICKET');
+    // Made up, another user's, expired.
+    expect((await grab(c!, voucherId, 'g1.1.2.AAAAAAAAAAAAAAAA.9999999999999.xx')).json.error.code).toBe('NEED_TICKET');
+    const { token: aToken } = await throughRoom(a!, voucherId);
+    expect((await grab(b!, voucherId, aToken)).json.error.code).toBe('NEED_TICKET');
+    const stale = issueGrabToken(voucherId, c!.userId, 1_000, Date.now() - 5_000);
+    expect((await grab(c!, voucherId, stale.token)).json.error.code).toBe('NEED_TICKET');
+    // A token of another sale.
+    const other = await createRoomVoucher(db, redis, { stock: 1 });
+    const elsewhere = issueGrabToken(other, a!.userId, 60_000);
+    expect((await grab(a!, voucherId, elsewhere.token)).json.error.code).toBe('NEED_TICKET');
+    // A spent nonce: a's grab is refused after the token check (a gave a unit back before), so the
+    // token is used up; the same token again is TOKEN_USED.
+    await redis.sadd(keys.seckillForfeit(voucherId), a!.userId);
+    expect((await grab(a!, voucherId, aToken)).json.error.code).toBe('FORFEITED');
+    expect((await grab(a!, voucherId, aToken)).json.error.code).toBe('TOKEN_USED');
+    const s = await readSeckillState(redis, voucherId);
+    expect(s?.remaining).toBe(5);
+    expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(0);
+  });
+
+  it('the token needs a ticket of ones own, admission, and a right, fresh proof of work of ones own', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const [a, b] = await createTestUsers(db, redis, 2);
+    const ja = await join(a!, voucherId);
+    const jb = await join(b!, voucherId);
+    await waitFor('both admitted', async () => (await look(b!, voucherId)).json.data.state === 'admitted', 20_000, 100);
+    const ticketA = ja.json.data.ticket as string;
+    expect((await pass(a!, voucherId, {})).status).toBe(400);
+    expect((await pass(a!, voucherId, { ticket: jb.json.data.ticket })).json.error.code).toBe('NEED_TICKET');
+    expect((await pass(a!, voucherId, { ticket: ticketA })).json.error.code).toBe('POW_FAILED');
+    // A wrong number for a real challenge.
+    const c = (await challengeFor(a!, voucherId)).json;
+    expect((await pass(a!, voucherId, { ticket: ticketA, altcha: await solvedPayload(c, c.maxnumber + 1) })).json.error.code).toBe('POW_FAILED');
+    // b's solution (bound to b) does not serve a.
+    const bSolution = await solve(b!, voucherId);
+    expect((await pass(a!, voucherId, { ticket: ticketA, altcha: bSolution })).json.error.code).toBe('POW_FAILED');
+    // Garbage.
+    expect((await pass(a!, voucherId, { ticket: ticketA, altcha: 'bm90IGpzb24=' })).json.error.code).toBe('POW_FAILED');
+    // Right: a token; then a fresh token without solving again (the gate is passed once per user and sale).
+    expect((await pass(a!, voucherId, { ticket: ticketA, altcha: await solve(a!, voucherId) })).status).toBe(200);
+    expect((await pass(a!, voucherId, { ticket: ticketA })).status).toBe(200);
+    // A solution counts once.
+    const once = await newChallenge(voucherId, b!.userId, 1000);
+    const payload = await solvedPayload(once);
+    expect(await spendSolution(redis, voucherId, b!.userId, payload)).toBe(true);
+    expect(await spendSolution(redis, voucherId, b!.userId, payload)).toBe(false);
+  });
+
+  it('not yet admitted: no token', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5, startsInMs: 3_600_000 });
+    const [a] = await createTestUsers(db, redis, 1);
+    const j = await join(a!, voucherId);
+    const r = await pass(a!, voucherId, { ticket: j.json.data.ticket, altcha: await solve(a!, voucherId) });
+    expect(r.status).toBe(403);
+    expect(r.json.error.code).toBe('NOT_ADMITTED');
+  });
+});
+
+describe('sold out', () => {
+  it('everyone still waiting hears 已抢光 at once, and no token is issued', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+    const users = await createTestUsers(db, redis, 30);
+    const [a, b] = users;
+    const pa = await throughRoom(a!, voucherId);
+    const pb = await throughRoom(b!, voucherId);
+    for (const u of users.slice(2)) await join(u, voucherId);
+    expect((await grab(a!, voucherId, pa.token)).status).toBe(200);
+    expect((await grab(b!, voucherId, pb.token)).status).toBe(200);
+    const looks = await Promise.all(users.slice(2).map((u) => look(u, voucherId)));
+    for (const l of looks) expect(l.json.data.state).toBe('soldout');
+    const late = users[29]!;
+    const r = await pass(late, voucherId, { ticket: looks[27]!.json.data.ticket, altcha: await solve(late, voucherId) });
+    expect(r.json.error.code).toBe('SOLD_OUT');
+    await drained(voucherId, 2);
+    await assertInvariants(voucherId, { drained: true });
+  });
+});
+
+describe('metrics', () => {
+  it('/metrics has the room: tickets, waiting and served per sale, tokens, challenges solved and failed', async () => {
+    const text = await register.metrics();
+    expect(text).toMatch(/^hmdp_room_joined_total [1-9]/m);
+    expect(text).toMatch(/^hmdp_room_grab_tokens_total [1-9]/m);
+    expect(text).toMatch(/^hmdp_room_challenges_total\{outcome="solved"\} [1-9]/m);
+    expect(text).toMatch(/^hmdp_room_challenges_total\{outcome="failed"\} [1-9]/m);
+    expect(text).toMatch(/^hmdp_room_waiting\{voucher="\d+"\} \d+/m);
+    expect(text).toMatch(/^hmdp_room_served\{voucher="\d+"\} \d+/m);
+  });
+});

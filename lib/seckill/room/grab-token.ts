@@ -1,0 +1,45 @@
+/**
+ * From the room to the grab (docs/fair-sale.md#the-grab-token): an admitted ticket whose holder
+ * solved the bot gate gets a short-lived one-time grab token and the grab URL it makes. The gate is
+ * solved once per user and sale (remembered in the room's `passed` set): a user whose grab was
+ * answered 503 asks for a fresh token without solving again.
+ */
+import type { DB } from '@/lib/db/client';
+import type { RedisClient } from '@/lib/redis/types';
+import { env } from '@/lib/env';
+import { AppError } from '@/lib/errors';
+import { keys } from '@/lib/redis/keys';
+import { lookRoom } from '@/lib/seckill/room/room';
+import { needTicket } from '@/lib/seckill/room/room-memory';
+import { spendSolution } from '@/lib/seckill/room/pow';
+import { issueGrabToken, verifyTicket } from '@/lib/seckill/room/tokens';
+import { roomMetrics } from '@/lib/seckill/room/metrics';
+
+export interface GrabPass {
+  token: string;
+  /** POST here to grab (the token is in it). */
+  grabUrl: string;
+  expiresAt: number;
+}
+
+export async function grabPass(db: DB, redis: RedisClient, voucherId: string, userId: string, input: { ticket: string; altcha?: string }): Promise<GrabPass> {
+  // Without Redis: a caller that never stood in the room has no ticket of its own.
+  if (!verifyTicket(input.ticket, voucherId, userId)) throw needTicket();
+  const view = await lookRoom(db, redis, voucherId, userId, false);
+  if (view.state === 'soldout') throw new AppError('SOLD_OUT', '已抢光');
+  if (view.state !== 'admitted') throw new AppError('NOT_ADMITTED', view.state === 'none' ? '请先排队' : `还没轮到你，前面还有 ${view.ahead ?? 0} 人`);
+  const passed = keys.roomPassed(voucherId);
+  if ((await redis.sismember(passed, userId)) !== 1) {
+    const ok = input.altcha !== undefined && (await spendSolution(redis, voucherId, userId, input.altcha));
+    roomMetrics.challenge(ok);
+    if (!ok) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
+    await redis.multi().sadd(passed, userId).pexpireat(passed, (await saleEndMs(redis, voucherId)) + 3_600_000).exec();
+  }
+  const t = issueGrabToken(voucherId, userId, env.ROOM_GRAB_TOKEN_TTL_MS);
+  roomMetrics.tokenIssued();
+  return { token: t.token, grabUrl: `/api/seckill/${voucherId}?g=${t.token}`, expiresAt: t.expiresAt };
+}
+
+async function saleEndMs(redis: RedisClient, voucherId: string): Promise<number> {
+  return Number(await redis.hget(keys.seckillMeta(voucherId), 'end')) || Date.now() + 24 * 3_600_000;
+}

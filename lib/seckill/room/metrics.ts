@@ -1,0 +1,42 @@
+/**
+ * The waiting room's metrics in /metrics (prom-client's global registry; the web cluster's primary
+ * sums the counters over the processes): tickets issued, the room's size and its serving counter
+ * per sale (rate(hmdp_room_served[1m]) is admitted/s), grab tokens issued, and the bot gate's
+ * challenges solved and failed. The per-sale gauges are what Redis said at this process's last
+ * look, so the processes agree and the primary keeps the largest; at most MAX_SALES sales.
+ */
+import { Counter, Gauge, register } from 'prom-client';
+
+const MAX_SALES = 100;
+
+function counter<L extends string>(name: string, help: string, labelNames: L[] = []): Counter<L> {
+  return (register.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames, registers: [register] });
+}
+
+function gauge(name: string, help: string): Gauge<'voucher'> {
+  return (register.getSingleMetric(name) as Gauge<'voucher'> | undefined) ?? new Gauge({ name, help, labelNames: ['voucher'], aggregator: 'max', registers: [register] });
+}
+
+const joinedTotal = counter('hmdp_room_joined_total', 'Waiting-room tickets issued (first joins)');
+const autoOpenedTotal = counter('hmdp_room_auto_opened_total', 'Times a process opened or extended an ordinary sale\'s waiting room because it was shedding its grabs');
+const tokensTotal = counter('hmdp_room_grab_tokens_total', 'Grab tokens issued to admitted users who passed the bot gate');
+const challengesTotal = counter('hmdp_room_challenges_total', 'Bot-gate proofs of work checked, by outcome (solved, failed)', ['outcome']);
+const inRoom = gauge('hmdp_room_waiting', 'Tickets of a room sale not yet admitted');
+const served = gauge('hmdp_room_served', 'Positions a room sale has admitted so far (its rate is admitted/s)');
+
+const sales = new Set<string>();
+
+export const roomMetrics = {
+  joined: () => joinedTotal.inc(),
+  tokenIssued: () => tokensTotal.inc(),
+  autoOpened: () => autoOpenedTotal.inc(),
+  challenge: (ok: boolean) => challengesTotal.inc({ outcome: ok ? 'solved' : 'failed' }),
+  observe(voucherId: string, issued: number, admitted: number): void {
+    if (!sales.has(voucherId)) {
+      if (sales.size >= MAX_SALES) return;
+      sales.add(voucherId);
+    }
+    inRoom.set({ voucher: voucherId }, Math.max(0, issued - admitted));
+    served.set({ voucher: voucherId }, admitted);
+  },
+};

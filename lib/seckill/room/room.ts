@@ -1,0 +1,129 @@
+/**
+ * The waiting room (docs/fair-sale.md#the-waiting-room): a logged-in visitor joins a room sale and
+ * gets a signed ticket with a position at once; the same user joining again gets the same place.
+ * Tickets issued before the start are shuffled at the start (a seeded, reproducible permutation,
+ * lib/seckill/reservation/draw.ts), later ones queue in join order. A serving counter admits
+ * positions at the rate the grab path can take (the hot server's measured admission rate). All of
+ * it lives in Redis in the voucher's slot, so every web process and host shares one room.
+ */
+import type { DB } from '@/lib/db/client';
+import type { RedisClient } from '@/lib/redis/types';
+import { env } from '@/lib/env';
+import { AppError, notFound } from '@/lib/errors';
+import { keys } from '@/lib/redis/keys';
+import { runScript } from '@/lib/redis/scripts';
+import { processAdmission } from '@/lib/hot/admission-limit';
+import { drawWinners, newSeed } from '@/lib/seckill/reservation/draw';
+import { preheatIfOnSale } from '@/lib/seckill/grab';
+import { refusalMemoryOf } from '@/lib/seckill/refusal-memory';
+import { signTicket } from '@/lib/seckill/room/tokens';
+import { roomMetrics } from '@/lib/seckill/room/metrics';
+
+export type RoomState = 'none' | 'waiting' | 'admitted' | 'soldout';
+
+export interface RoomView {
+  state: RoomState;
+  /** 1-based; before the start a join order that the shuffle at the start replaces. */
+  position: number | null;
+  /** Tickets ahead of this one not yet admitted. */
+  ahead: number | null;
+  /** When this ticket should be admitted, ms from now (0 once admitted). */
+  estimateMs: number | null;
+  /** False before the start while pre-start tickets wait for the shuffle. */
+  shuffled: boolean;
+  /** Tickets issued so far, and positions admitted so far. */
+  issued: number;
+  served: number;
+  beginTime: number;
+  /** The signed ticket (t1.…), to show the token route. */
+  ticket: string | null;
+}
+
+/**
+ * Tickets per second the serving counter admits: this process's hot-server admission rate (its
+ * limit over its measured service time, Little's law) times the web processes, or
+ * ROOM_ADMIT_PER_SECOND before anything was measured here; at most ROOM_ADMIT_MAX_PER_SECOND if set.
+ */
+export function admissionRate(): number {
+  const measured = processAdmission()?.ratePerSecond ?? 0;
+  const rate = measured > 0 ? measured * Math.max(1, env.WEB_CONCURRENCY) : Math.max(1, env.ROOM_ADMIT_PER_SECOND);
+  return env.ROOM_ADMIT_MAX_PER_SECOND > 0 ? Math.min(rate, env.ROOM_ADMIT_MAX_PER_SECOND) : rate;
+}
+
+type LookReply = [number, (number | null)?, number?, number?, number?, number?, number?, number?, number?];
+
+const notRoom = () => new AppError('NOT_FOUND', '该秒杀无需排队');
+
+function runLook(redis: RedisClient, voucherId: string, userId: string, join: boolean, rate: number): Promise<LookReply> {
+  return runScript<LookReply>(
+    redis,
+    'seckill-room-look',
+    [keys.seckillMeta(voucherId), keys.roomQueue(voucherId), keys.roomState(voucherId), keys.seckillStock(voucherId)],
+    [userId, join ? '1' : '', env.ROOM_MAX_TICKETS, rate],
+  );
+}
+
+/** A look at the room (and a join when `join`): where this user stands now. */
+export async function lookRoom(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<RoomView> {
+  const rate = admissionRate();
+  let r = await runLook(redis, voucherId, userId, join, rate);
+  if (r[0] === 1 && (await preheatIfOnSale(db, redis, voucherId))) r = await runLook(redis, voucherId, userId, join, rate);
+  if (r[0] === 5) {
+    await shuffleOnce(redis, voucherId);
+    r = await runLook(redis, voucherId, userId, join, rate);
+  }
+  switch (r[0]) {
+    case 0:
+      break;
+    case 1:
+      throw notFound('秒杀券');
+    case 2:
+      throw notRoom();
+    case 3:
+      throw new AppError('ENDED', '秒杀已经结束');
+    case 4:
+      throw new AppError('SERVICE_UNAVAILABLE', '排队人数已满，请稍后再试', { retryAfter: 5 });
+    default:
+      throw new AppError('SERVICE_UNAVAILABLE', '正在开场排序，请稍后再试', { retryAfter: 1 });
+  }
+  const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now()] = r;
+  roomMetrics.observe(voucherId, issued, served);
+  if (join && pos === issued && issued > 0) roomMetrics.joined();
+  const position = typeof pos === 'number' ? pos : null;
+  const ticket = position === null ? null : signTicket({ voucherId, userId, position, expiresAt: end });
+  const base = { position, shuffled: shuffled === 1, issued, served, beginTime: begin, ticket };
+  // Sold out, or this process already knows it is (the grab taught it): everyone waiting hears it at once.
+  if (stock <= 0 || refusalMemoryOf(redis)?.lookup(voucherId) === 'SOLD_OUT') return { ...base, state: 'soldout', ahead: null, estimateMs: null };
+  if (position === null) return { ...base, state: 'none', ahead: null, estimateMs: null };
+  if (now >= begin && position <= served) return { ...base, state: 'admitted', ahead: 0, estimateMs: 0 };
+  const ahead = Math.max(0, position - served - 1);
+  const untilStart = Math.max(0, begin - now);
+  return { ...base, state: 'waiting', ahead, estimateMs: Math.round(untilStart + ((ahead + 1) * 1000) / rate) };
+}
+
+// Looks of one process arriving together at the start share one shuffle.
+const shuffling = new Map<string, Promise<void>>();
+
+/**
+ * Shuffles the pre-start tickets once (any process may; the script keeps the first). The
+ * permutation is the draw's seeded Fisher–Yates over the ticket holders' ids sorted as numbers, so
+ * anyone holding the seed (kept in the room's state) and the ids can re-run it.
+ */
+export function shuffleOnce(redis: RedisClient, voucherId: string): Promise<void> {
+  let p = shuffling.get(voucherId);
+  if (!p) {
+    p = (async () => {
+      const pre = Number(await redis.hget(keys.roomState(voucherId), 'pre')) || 0;
+      const ids = pre > 0 ? await redis.zrangebyscore(keys.roomQueue(voucherId), 1, pre) : [];
+      const seed = newSeed();
+      await runScript<number>(redis, 'seckill-room-shuffle', [keys.seckillMeta(voucherId), keys.roomQueue(voucherId), keys.roomState(voucherId)], [seed, ...shuffledIds(seed, ids)]);
+    })().finally(() => shuffling.delete(voucherId));
+    shuffling.set(voucherId, p);
+  }
+  return p;
+}
+
+/** The pre-start ticket holders in their new order (position i + 1 for index i). */
+export function shuffledIds(seed: string, ids: readonly string[]): string[] {
+  return drawWinners(seed, ids, ids.length);
+}
