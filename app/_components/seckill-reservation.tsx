@@ -72,7 +72,7 @@ export function ReservationBox({ voucherId, view, now, live, onChange }: { vouch
     <div className="mb-2 flex flex-wrap items-center justify-between gap-2 border-b border-brand/20 pb-2 text-sm" data-testid="reservation">
       <div className="min-w-0">
         <p>
-          <span className="mr-1 rounded bg-amber-500 px-1 text-xs text-white">{view.mode === 'draw' ? '预约抽签' : '预约抢购'}</span>
+          <span className="mr-1 rounded bg-amber-700 px-1 text-xs text-white">{view.mode === 'draw' ? '预约抽签' : '预约抢购'}</span>
           <span className="text-gray-600" data-testid="reservation-count">
             {view.reserved ?? 0} 人已预约
           </span>
@@ -102,7 +102,7 @@ export function ReservationBox({ voucherId, view, now, live, onChange }: { vouch
           data-testid="reservation-button"
           disabled={busy}
           onClick={() => act(reserved ? 'DELETE' : 'POST')}
-          className={`shrink-0 rounded-full px-4 py-1.5 text-sm ${reserved ? 'border border-gray-300 text-gray-600' : 'bg-amber-500 font-medium text-white'} disabled:opacity-50`}
+          className={`shrink-0 rounded-full px-4 py-1.5 text-sm ${reserved ? 'border border-gray-300 text-gray-600' : 'bg-amber-700 font-medium text-white'} disabled:opacity-50`}
         >
           {busy ? '请稍候…' : reserved ? '取消预约' : '立即预约'}
         </button>
