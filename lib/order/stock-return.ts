@@ -13,6 +13,7 @@ import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { markRedisReturned, owedRedisReturns } from '@/lib/order/lifecycle.repository';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
+import { homeTag } from '@/lib/seckill/buckets/count';
 
 export interface OwedReturn {
   id: string;
@@ -25,10 +26,12 @@ export interface OwedReturn {
  * Returns true if this call returned it, false if an earlier call already had.
  */
 export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Promise<boolean> {
+  // Given back in the buyer's home bucket, where the grab took it (docs/buckets.md).
+  const t = await homeTag(redis, o.voucherId, o.userId);
   const r = await runScript<number>(
     redis,
     'seckill-return',
-    [keys.seckillStock(o.voucherId), keys.seckillBuyers(o.voucherId), keys.seckillReturned(o.voucherId), keys.seckillForfeit(o.voucherId)],
+    [keys.seckillStock(t), keys.seckillBuyers(t), keys.seckillReturned(t), keys.seckillForfeit(t)],
     [o.id, o.userId],
   );
   if (r === 1) await notifySeckillChanged(redis, o.voucherId); // a unit is on sale again: forget "sold out" everywhere

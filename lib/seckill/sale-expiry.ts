@@ -22,6 +22,9 @@ const saleKeys = (vid: string) => [
   keys.seckillForfeit(vid),
   keys.seckillReserved(vid),
   keys.seckillWinners(vid),
+  // A bucketed sale's stock-move journal and delivered moves (docs/buckets.md); `vid` is the bucket's tag then.
+  keys.seckillMovesOut(vid),
+  keys.seckillMovesIn(vid),
 ];
 
 export async function expireEndedSale(redis: RedisClient, vid: string, ttlSeconds = env.SECKILL_ENDED_KEY_TTL_SECONDS): Promise<void> {

@@ -1,6 +1,9 @@
 /** A voucher's live flash-sale numbers as RedisClient holds them (shop page, admin live stock). */
 import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
+import { bucketCount } from '@/lib/seckill/buckets/count';
+import { movesInFlight } from '@/lib/seckill/buckets/move';
+import { bucketTags } from '@/lib/seckill/buckets/tags';
 
 export interface SeckillState {
   initial: number;
@@ -9,12 +12,43 @@ export interface SeckillState {
   pending: number;
   beginTime: string | null;
   endTime: string | null;
+  /** A bucketed sale (docs/buckets.md): each bucket's numbers (the totals above are their sums), and units in a move not yet delivered. */
+  buckets?: BucketState[];
+  inFlight?: number;
+}
+
+export interface BucketState {
+  initial: number;
+  remaining: number;
+  buyers: number;
+  pending: number;
 }
 
 const iso = (ms: string | undefined) => (ms && Number.isFinite(Number(ms)) ? new Date(Number(ms)).toISOString() : null);
 
 /** null when the voucher has not been preheated. */
 export async function readSeckillState(redis: RedisClient, voucherId: string): Promise<SeckillState | null> {
+  const n = await bucketCount(redis, voucherId);
+  if (n === 1) return readOne(redis, voucherId);
+  // One MULTI per bucket (each its own slot), and the journals: a total that includes units in flight.
+  const [parts, moving] = await Promise.all([Promise.all(bucketTags(voucherId, n).map((t) => readOne(redis, t))), movesInFlight(redis, voucherId, n)]);
+  if (parts.some((p) => p === null)) return null;
+  const ps = parts as SeckillState[];
+  const total = (f: keyof BucketState) => ps.reduce((a, p) => a + p[f], 0);
+  const inFlight = moving.reduce((a, m) => a + m.units, 0);
+  return {
+    initial: total('initial') + inFlight,
+    remaining: total('remaining'),
+    buyers: total('buyers'),
+    pending: total('pending'),
+    beginTime: ps[0]!.beginTime,
+    endTime: ps[0]!.endTime,
+    buckets: ps.map(({ initial, remaining, buyers, pending }) => ({ initial, remaining, buyers, pending })),
+    inFlight,
+  };
+}
+
+async function readOne(redis: RedisClient, voucherId: string): Promise<SeckillState | null> {
   const res = await redis
     .multi()
     .hgetall(keys.seckillMeta(voucherId))
