@@ -29,6 +29,7 @@ import { bucketTag, bucketTags, homeBucket } from '@/lib/seckill/buckets/tags';
 import { journaledMoves, movesInFlight, recoverMoves } from '@/lib/seckill/buckets/move';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { closeLocks } from '@/lib/lock';
+import { cancelByBuyer } from '@/lib/order/lifecycle';
 
 let worker: OrderWorker;
 const N = 3;
@@ -87,6 +88,9 @@ describe('a flash sale over 3 stock buckets', () => {
     const tags = bucketTags(voucherId, N);
     expect(tags[0]).toBe(voucherId);
     expect(new Set(tags.map((t) => Math.floor((slotOf(keys.seckillMeta(t)) * N) / 16384))).size).toBe(N);
+    // On a 3 + 3 cluster (REDIS_CLUSTER_NODES): three different masters.
+    const slotOwners = (redis as unknown as { slots?: string[][] }).slots;
+    if (slotOwners?.length) expect(new Set(tags.map((t) => slotOwners[slotOf(keys.seckillMeta(t))]![0])).size).toBe(N);
     const s = await readSeckillState(redis, voucherId);
     expect(s?.buckets?.map((b) => b.initial)).toEqual([4, 3, 3]);
     expect(s?.initial).toBe(10);
@@ -162,6 +166,26 @@ describe('a flash sale over 3 stock buckets', () => {
     const users = await usersByHome([4, 4, 4]);
     expect(statuses(await Promise.all(users.map((u) => grab(u, voucherId))))).toEqual({ 200: 12 });
     await drained(voucherId, 12);
+    await assertInvariants(voucherId, { drained: true });
+  });
+
+  it('a cancelled order gives its unit back in the buyer\'s home bucket, where the buyer forfeits; a user of another bucket then gets it', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 3, buckets: N });
+    const [a, b, c, d] = await usersByHome([0, 3, 1]).then((us) => us.sort((x, y) => homeBucket(x.userId, N) - homeBucket(y.userId, N)));
+    // Three users of bucket 1 take all 3 units (two of them moved in from buckets 0 and 2).
+    const first = await Promise.all([a!, b!, c!].map((u) => grab(u, voucherId)));
+    expect(statuses(first)).toEqual({ 200: 3 });
+    expect((await grab(d!, voucherId)).status).toBe(410);
+    await drained(voucherId, 3);
+    await cancelByBuyer(db, redis, a!.userId, first[0]!.json.data.orderId);
+    await waitFor('the unit back in Redis', async () => (await readSeckillState(redis, voucherId))?.remaining === 1);
+    const s = await readSeckillState(redis, voucherId);
+    expect(s?.buckets?.map((x) => x.remaining)).toEqual([0, 1, 0]);
+    expect(await redis.sismember(keys.seckillForfeit(bucketTag(voucherId, 1, N)), a!.userId)).toBe(1);
+    expect((await grab(a!, voucherId)).json.error.code).toBe('FORFEITED');
+    // d (home bucket 2) was told SOLD_OUT when every bucket was empty; now the unit moves to it.
+    expect((await grab(d!, voucherId)).status).toBe(200);
+    await drained(voucherId, 3);
     await assertInvariants(voucherId, { drained: true });
   });
 
