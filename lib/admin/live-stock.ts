@@ -46,6 +46,9 @@ export interface LiveStock {
     /** Bytes this sale's Redis keys take, and the whole Redis (null when Redis did not answer). */
     saleMemoryBytes: number | null;
     redisUsedBytes: number | null;
+    /** A bucketed sale (docs/buckets.md): each bucket's numbers, and units in a stock move; null for N = 1. */
+    buckets: { initial: number; remaining: number; buyers: number; pending: number }[] | null;
+    inFlight: number | null;
   };
   consistency: Consistency;
   at: string;
@@ -106,6 +109,8 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
       deadLetters,
       saleMemoryBytes: memory?.sale ?? null,
       redisUsedBytes: memory?.used ?? null,
+      buckets: redisState?.buckets ?? null,
+      inFlight: redisState?.inFlight ?? null,
     },
     consistency,
     at: new Date().toISOString(),

@@ -7,9 +7,9 @@
  * a user's home bucket is a stable function of the user id: one order per user is decided there.
  */
 import { slotOf } from '@/lib/redis/slots';
+import { MAX_BUCKETS } from '@/lib/seckill/buckets/limits';
 
-/** A sale may be split over at most this many buckets (a console field; more than masters buys nothing). */
-export const MAX_BUCKETS = 16;
+export { MAX_BUCKETS };
 
 const SLOTS = 16384;
 
