@@ -55,6 +55,8 @@ export const keys = {
    */
   seckillMovesOut: (tag: string) => `seckill:{${tag}}:moves-out`,
   seckillMovesIn: (tag: string) => `seckill:{${tag}}:moves-in`,
+  /** Bumped to odd before a stock move and to even after it (a seqlock, in bucket 0's slot): a reader that sees it even and unchanged around a survey of every bucket saw no move half done. */
+  seckillMoveSeq: (vid: string) => `seckill:{${vid}}:move-seq`,
   /** Short-lived claim so one worker sweeps a voucher's outbox per interval (not a correctness lock). */
   seckillSweep: (vid: string) => `seckill:{${vid}}:sweep`,
   /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */

@@ -22,7 +22,8 @@ import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
-import { dbStockCounts } from '@/lib/seckill/seckill.repository';
+import { dbStockCounts, firstShopId } from '@/lib/seckill/seckill.repository';
+import { getShopVouchers } from '@/lib/shop/shop.service';
 import { keys } from '@/lib/redis/keys';
 import { slotOf } from '@/lib/redis/slots';
 import { bucketTag, bucketTags, homeBucket } from '@/lib/seckill/buckets/tags';
@@ -96,6 +97,11 @@ describe('a flash sale over 3 stock buckets', () => {
     expect(s?.initial).toBe(10);
     for (const t of tags) expect(await redis.hmget(keys.seckillMeta(t), 'begin', 'end', 'buckets')).toEqual([expect.any(String), expect.any(String), String(N)]);
     await assertInvariants(voucherId);
+    // The shop page shows the whole sale's live stock (the sum), not bucket 0's.
+    const shopId = (await firstShopId(db))!;
+    await redis.del(keys.shopVouchers(shopId));
+    const shown = (await getShopVouchers(db, redis, shopId)).find((v) => v.id === voucherId);
+    expect(shown?.seckill).toMatchObject({ initialStock: 10, remaining: 10, live: true });
   });
 
   it('30 users racing for 30 units whose homes are 20/8/2: everyone gets one (stock moves home), then SOLD_OUT for all', async () => {

@@ -51,6 +51,20 @@ export async function deliverMove(redis: RedisClient, vid: string, n: number, m:
   return true;
 }
 
+/**
+ * The move seqlock (keys.seckillMoveSeq): a mover makes it odd before its first step and even after
+ * its last, under the move lock. A mover that died left it odd: the next mover or recovery (under
+ * the lock, so no live mover) brings it back to even once the journal is delivered.
+ */
+async function seqTo(redis: RedisClient, vid: string, parity: 0 | 1): Promise<void> {
+  const k = keys.seckillMoveSeq(vid);
+  if ((await redis.incr(k)) % 2 !== parity) await redis.incr(k);
+}
+
+export async function readMoveSeq(redis: RedisClient, vid: string): Promise<number> {
+  return Number((await redis.get(keys.seckillMoveSeq(vid))) ?? 0);
+}
+
 /** Every journaled (taken, not yet known delivered) move of the sale. */
 export async function journaledMoves(redis: RedisClient, vid: string, n: number): Promise<JournalEntry[]> {
   const journals = await Promise.all(Array.from({ length: n }, (_, b) => redis.hgetall(keys.seckillMovesOut(bucketTag(vid, b, n)))));
@@ -78,7 +92,9 @@ export async function recoverMoves(redis: RedisClient, vid: string, n: number): 
   if ((await journaledMoves(redis, vid, n)).length === 0) return 0;
   return withLock(moveLockName(vid), { leaseMs: MOVE_LEASE_MS, waitMs: 5000 }, async () => {
     let done = 0;
-    for (const m of await journaledMoves(redis, vid, n)) if (await deliverMove(redis, vid, n, m)) done++;
+    const moves = await journaledMoves(redis, vid, n);
+    for (const m of moves) if (await deliverMove(redis, vid, n, m)) done++;
+    if (done === moves.length) await seqTo(redis, vid, 0); // nothing half done any more
     return done;
   });
 }
@@ -94,14 +110,20 @@ export async function moveInto(redis: RedisClient, vid: string, n: number, to: n
     // While this waited, another grab of the same home may have moved stock in: nothing to do then.
     if (Number(await redis.get(keys.seckillStock(bucketTag(vid, to, n)))) > 0) return 0;
     const ranked = [...donors].filter(([b, s]) => b !== to && s > 0).sort((a, b) => b[1] - a[1]);
-    for (const [from, seen] of ranked.slice(0, 2)) {
-      const m: JournalEntry = { id: newMoveId(), from, to, units: 0 };
-      m.units = await takeUnits(redis, vid, n, from, to, m.id, Math.ceil(seen / 2));
-      if (m.units === 0) continue; // sold meanwhile: the next richest
-      await deliverMove(redis, vid, n, m);
-      return m.units;
+    await seqTo(redis, vid, 1);
+    try {
+      for (const [from, seen] of ranked.slice(0, 2)) {
+        const m: JournalEntry = { id: newMoveId(), from, to, units: 0 };
+        m.units = await takeUnits(redis, vid, n, from, to, m.id, Math.ceil(seen / 2));
+        if (m.units === 0) continue; // sold meanwhile: the next richest
+        if (!(await deliverMove(redis, vid, n, m))) return 0; // the recipient is not preheated: stays journaled (and odd)
+        return m.units;
+      }
+      return 0;
+    } finally {
+      // Even again only when nothing of ours is left half done (a throw or an undelivered move keeps it odd).
+      if ((await journaledMoves(redis, vid, n)).length === 0) await seqTo(redis, vid, 0);
     }
-    return 0;
   });
   return r.catch((err: unknown) => {
     if (err instanceof LockTimeoutError) return null;

@@ -1,15 +1,14 @@
 /**
  * A grab refused SOLD_OUT by its home bucket while other buckets may still have stock
  * (docs/buckets.md#sold-out-is-the-sum): look at every bucket, move stock home, ask again — a few
- * rounds at most. "Sold out" is only concluded when every bucket is empty and no move is in
- * flight, read under the move lock (no move can be half done by a live mover then), so the
- * process may remember it.
+ * rounds at most. "Sold out" is only concluded when every bucket is empty and nothing is
+ * journaled, read inside the move seqlock (no move was half done meanwhile), so the process may
+ * remember it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient } from '@/lib/redis/types';
-import { tryWithLock } from '@/lib/lock';
 import { keys } from '@/lib/redis/keys';
-import { MOVE_LEASE_MS, moveInto, moveLockName, recoverMoves } from '@/lib/seckill/buckets/move';
+import { moveInto, readMoveSeq, recoverMoves } from '@/lib/seckill/buckets/move';
 import { bucketTag } from '@/lib/seckill/buckets/tags';
 
 /** Rounds of survey → move → ask again before answering SOLD_OUT without remembering it. */
@@ -36,11 +35,6 @@ export async function surveyBuckets(redis: RedisClient, vid: string, n: number):
 
 const empty = (s: Survey) => s.journaled === 0 && [...s.stock.values()].every((x) => x <= 0);
 
-/** True only when, under the move lock, every bucket is empty and nothing is journaled. */
-async function soldOutEverywhere(redis: RedisClient, vid: string, n: number): Promise<boolean> {
-  const r = await tryWithLock(moveLockName(vid), { leaseMs: MOVE_LEASE_MS }, async () => empty(await surveyBuckets(redis, vid, n)));
-  return r.acquired && r.value;
-}
 
 /**
  * `askHome` runs the grab script in the user's home bucket again. Returns its last answer, and
@@ -55,8 +49,17 @@ export async function grabWithRebalance<R extends [number, ...unknown[]]>(
   askHome: () => Promise<R>,
 ): Promise<{ reply: R | null; soldOut: boolean }> {
   for (let round = 0; round < REBALANCE_ROUNDS; round++) {
+    // The move seqlock around the survey: even and unchanged means no move was half done while
+    // the buckets were read, so "every bucket empty, nothing journaled" is the whole sale's truth.
+    const before = await readMoveSeq(redis, vid);
     const s = await surveyBuckets(redis, vid, n);
-    if (empty(s)) return { reply: null, soldOut: await soldOutEverywhere(redis, vid, n) };
+    if (empty(s)) {
+      const after = await readMoveSeq(redis, vid);
+      if (before % 2 === 0 && after === before) return { reply: null, soldOut: true };
+      const again = await askHome(); // a move was under way: it may have brought a unit home
+      if (again[0] !== soldOutCode) return { reply: again, soldOut: false };
+      continue;
+    }
     if ((s.stock.get(home) ?? 0) <= 0) {
       const donors = [...s.stock].some(([b, x]) => b !== home && x > 0);
       // Only journaled units left: a mover died mid-move (or is between its steps); finish it.
