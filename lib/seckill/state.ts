@@ -1,7 +1,6 @@
 /** A voucher's live flash-sale numbers as RedisClient holds them (shop page, admin live stock). */
 import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
-import { bucketCount } from '@/lib/seckill/buckets/count';
 import { movesInFlight } from '@/lib/seckill/buckets/move';
 import { bucketTags } from '@/lib/seckill/buckets/tags';
 
@@ -28,12 +27,14 @@ const iso = (ms: string | undefined) => (ms && Number.isFinite(Number(ms)) ? new
 
 /** null when the voucher has not been preheated. */
 export async function readSeckillState(redis: RedisClient, voucherId: string): Promise<SeckillState | null> {
-  const n = await bucketCount(redis, voucherId);
-  if (n === 1) return readOne(redis, voucherId);
-  // One MULTI per bucket (each its own slot), and the journals: a total that includes units in flight.
-  const [parts, moving] = await Promise.all([Promise.all(bucketTags(voucherId, n).map((t) => readOne(redis, t))), movesInFlight(redis, voucherId, n)]);
-  if (parts.some((p) => p === null)) return null;
-  const ps = parts as SeckillState[];
+  // Bucket 0 is the voucher's own keys: for N = 1 this one MULTI is the whole read, as it always was.
+  const first = await readOne(redis, voucherId);
+  const n = first?.bucketCount ?? 1;
+  if (!first || n === 1) return first && withoutCount(first);
+  // One MULTI per other bucket (each its own slot), and the journals: a total that includes units in flight.
+  const [rest, moving] = await Promise.all([Promise.all(bucketTags(voucherId, n).slice(1).map((t) => readOne(redis, t))), movesInFlight(redis, voucherId, n)]);
+  if (rest.some((p) => p === null)) return null;
+  const ps = [first, ...(rest as (SeckillState & { bucketCount: number })[])];
   const total = (f: keyof BucketState) => ps.reduce((a, p) => a + p[f], 0);
   const inFlight = moving.reduce((a, m) => a + m.units, 0);
   return {
@@ -48,7 +49,10 @@ export async function readSeckillState(redis: RedisClient, voucherId: string): P
   };
 }
 
-async function readOne(redis: RedisClient, voucherId: string): Promise<SeckillState | null> {
+const withoutCount = ({ bucketCount: _n, ...state }: SeckillState & { bucketCount: number }): SeckillState => state;
+
+/** One bucket's (or an unbucketed sale's) numbers, and the bucket count its meta records (1 when absent). */
+async function readOne(redis: RedisClient, voucherId: string): Promise<(SeckillState & { bucketCount: number }) | null> {
   const res = await redis
     .multi()
     .hgetall(keys.seckillMeta(voucherId))
@@ -67,5 +71,6 @@ async function readOne(redis: RedisClient, voucherId: string): Promise<SeckillSt
     pending: Number(res[3]![1]),
     beginTime: iso(meta.begin),
     endTime: iso(meta.end),
+    bucketCount: Number(meta.buckets ?? 1) || 1,
   };
 }
