@@ -40,6 +40,8 @@ export const errorStatus = {
   /** Waitlist (docs/fair-sale.md#waitlist): the sale still has open stock, so grab instead of waiting. */
   NOT_SOLD_OUT: 409,
   WAITLIST_FULL: 409,
+  /** A bucketed flash sale (docs/buckets.md) has no waitlist. */
+  WAITLIST_UNSUPPORTED: 409,
   /** A claim without an open offer of a returned unit. */
   NO_OFFER: 409,
   OFFER_EXPIRED: 410,

@@ -15,7 +15,7 @@
  * `--lag stop` only SIGSTOPs the replica (the backed-up stream sits in the kernel's socket buffers
  * and still reaches it), `--lag none` is the plain kill.
  *
- *   npx tsx e2e/faults/failover.ts [--wait-ms 50] [--rate 60] [--lag cut|stop|none] [--ci]
+ *   npx tsx e2e/faults/failover.ts [--wait-ms 50] [--rate 60] [--lag cut|stop|none] [--buckets 3] [--ci]
  *   FAULT_PORT_BASE=3650 REDIS_CLUSTER_BASE_PORT=7100 …   private ports (e2e/faults/procs.ts faultPorts)
  */
 import { execFileSync } from 'node:child_process';
@@ -39,6 +39,8 @@ const LAG = (() => {
   return v;
 })();
 const LAG_MS = arg('lag-ms', 1500);
+// --buckets N: the sale spread over N stock buckets (docs/buckets.md); the master killed is bucket 1's.
+const BUCKETS = arg('buckets', 1);
 const BEFORE_MS = 4000;
 const AFTER_MS = 8000;
 const USERS = Math.ceil((RATE * (BEFORE_MS + AFTER_MS + 4000)) / 1000 / 2);
@@ -51,7 +53,7 @@ const cluster = (...args: string[]) => execFileSync('bash', ['scripts/redis-clus
 const log = (msg: string) => console.log(`[failover ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
 async function main(): Promise<number> {
-  log(`fresh Redis Cluster, private MariaDB and RabbitMQ; rate ${RATE}/s, WAIT ${WAIT_MS ? `1 ${WAIT_MS}` : 'off'}, replica lag: ${LAG}${LAG === 'none' ? '' : ` ${LAG_MS} ms`}`);
+  log(`fresh Redis Cluster, private MariaDB and RabbitMQ; ${BUCKETS} stock bucket(s); rate ${RATE}/s, WAIT ${WAIT_MS ? `1 ${WAIT_MS}` : 'off'}, replica lag: ${LAG}${LAG === 'none' ? '' : ` ${LAG_MS} ms`}`);
   cluster('stop');
   const nodes = cluster('start').trim().split('\n').pop()!;
   await Promise.all([mysql.start(), rabbit.start()]);
@@ -92,7 +94,10 @@ async function main(): Promise<number> {
   await seedDemo(db);
   const redis = createRedis() as RedisCluster;
 
-  const { voucherId, users } = await createSale(db, redis, USERS, '167');
+  const { bucketTag } = await import('@/lib/seckill/buckets/tags');
+  const { voucherId, users } = await createSale(db, redis, USERS, '167', BUCKETS);
+  // The killed master owns this tag's slot: the voucher's own, or with buckets, bucket 1's.
+  const victimTag = BUCKETS > 1 ? bucketTag(voucherId, 1, BUCKETS) : voucherId;
 
   const services = new Services(env, [WEB], 1);
   await services.start();
@@ -100,7 +105,7 @@ async function main(): Promise<number> {
 
   // The master that owns the voucher's slot, and its pid.
   const ranges = (await redis.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
-  const slot = slotOf(keys.seckillStock(voucherId));
+  const slot = slotOf(keys.seckillStock(victimTag));
   const owner = ranges.find(([a, b]) => slot >= a && slot <= b)![2] as unknown as [string, number, string];
   const victim = owner[1];
   const pidOf = (port: number) => Number(/process_id:(\d+)/.exec(execFileSync('redis-cli', ['-p', String(port), 'info', 'server'], { encoding: 'utf8' }))![1]);
@@ -132,8 +137,8 @@ async function main(): Promise<number> {
     const tookOver = () => [...storm.accepted.values()].some((v) => v.phase === 'after');
     // The new master serves the voucher's slot (or a grab was accepted there): read what it knows
     // at once, before the worker's repair (which waits 1.5 s after noticing).
-    await waitFor('the new master', async () => tookOver() || (await redis.exists(keys.seckillStock(voucherId))) === 1, 30_000, 50);
-    const known = await snapshotBuyers(redis, voucherId);
+    await waitFor('the new master', async () => tookOver() || (await redis.exists(keys.seckillStock(victimTag))) === 1, 30_000, 50);
+    const known = await snapshotBuyers(redis, voucherId, BUCKETS);
     // When the grab path sees it: with WAIT a promoted master has no replica, every WAIT runs to
     // its timeout and the storm can starve, so this one is measured, not required.
     const tookOverMs = await waitFor('a grab accepted by the new master', async () => tookOver(), AFTER_MS, 50).then(() => Date.now() - killedAt, () => NaN);

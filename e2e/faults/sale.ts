@@ -10,14 +10,14 @@ import type { RedisClient } from '@/lib/redis/types';
 import { waitFor } from './procs';
 import type { Storm, StormUser } from './storm';
 
-export async function createSale(db: DB, redis: RedisClient, users: number, phonePrefix: string): Promise<{ voucherId: string; users: StormUser[] }> {
+export async function createSale(db: DB, redis: RedisClient, users: number, phonePrefix: string, buckets = 1): Promise<{ voucherId: string; users: StormUser[] }> {
   const { createSession } = await import('@/lib/auth/session');
   const { preheatVoucher } = await import('@/lib/seckill/preheat');
   const stock = users * 2; // never sells out: grabs are in flight whenever the fault lands
   const shop = await db.selectFrom('tb_shop').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow();
   const ins = await db.insertInto('tb_voucher').values({ shop_id: shop.id, title: `Redis 故障 ${Date.now()}`, pay_value: 100, actual_value: 1000, type: 1 }).executeTakeFirstOrThrow();
   const voucherId = String(ins.insertId);
-  await db.insertInto('tb_seckill_voucher').values({ voucher_id: voucherId, initial_stock: stock, stock, begin_time: new Date(Date.now() - 60_000), end_time: new Date(Date.now() + 3600_000) }).execute();
+  await db.insertInto('tb_seckill_voucher').values({ voucher_id: voucherId, initial_stock: stock, stock, buckets, begin_time: new Date(Date.now() - 60_000), end_time: new Date(Date.now() + 3600_000) }).execute();
   await preheatVoucher(db, redis, voucherId);
   const phones = Array.from({ length: users }, (_, i) => `${phonePrefix}${String(i).padStart(11 - phonePrefix.length, '0')}`);
   await db.insertInto('tb_user').ignore().values(phones.map((phone) => ({ phone, nick_name: `f_${phone.slice(-6)}`, password: null }))).execute();
@@ -28,10 +28,12 @@ export async function createSale(db: DB, redis: RedisClient, users: number, phon
   return { voucherId, users: out };
 }
 
-/** The buyers Redis knows right now: take it right after the fault, before the worker's repair. */
-export async function snapshotBuyers(redis: RedisClient, voucherId: string): Promise<Set<string>> {
+/** The buyers Redis knows right now (every stock bucket's): take it right after the fault, before the worker's repair. */
+export async function snapshotBuyers(redis: RedisClient, voucherId: string, buckets = 1): Promise<Set<string>> {
   const { keys } = await import('@/lib/redis/keys');
-  return new Set(await redis.smembers(keys.seckillBuyers(voucherId)));
+  const { bucketTags } = await import('@/lib/seckill/buckets/tags');
+  const sets = await Promise.all(bucketTags(voucherId, buckets).map((t) => redis.smembers(keys.seckillBuyers(t))));
+  return new Set(sets.flat());
 }
 
 /**

@@ -16,7 +16,8 @@
 
 export interface StockNumbers {
   /** Redis state, or null when the voucher was never preheated (or its keys are gone). */
-  redis: { initial: number; remaining: number; buyers: number; pending: number; offers?: number } | null;
+  /** offers: units offered to the waitlist (docs/fair-sale.md#waitlist); inFlight: a bucketed sale's units in a stock move not yet delivered (docs/buckets.md). */
+  redis: { initial: number; remaining: number; buyers: number; pending: number; offers?: number; inFlight?: number } | null;
   /** orders = live orders; returnsOwed = units MySQL took back from cancelled/refunded orders that Redis has not yet. */
   db: { initial: number; remaining: number; orders: number; returnsOwed?: number };
   /** Ready messages in the orders queue (all vouchers); null when RabbitMQ could not be asked. */
@@ -61,8 +62,9 @@ export function checkInvariants(n: StockNumbers): Consistency {
   }
 
   const offers = r.offers ?? 0;
-  if (r.remaining + r.buyers + offers !== r.initial) {
-    broken.push({ rule: 'redis-stock', message: `Redis 剩余 ${r.remaining} + 买家 ${r.buyers} + 候补名额 ${offers} ≠ Redis 初始库存 ${r.initial}` });
+  if (r.remaining + r.buyers + offers + (r.inFlight ?? 0) !== r.initial) {
+    const moving = r.inFlight ? ` + 分桶调拨中 ${r.inFlight}` : '';
+    broken.push({ rule: 'redis-stock', message: `Redis 剩余 ${r.remaining} + 买家 ${r.buyers} + 候补名额 ${offers}${moving} ≠ Redis 初始库存 ${r.initial}` });
   }
   if (r.initial !== db.initial) {
     broken.push({ rule: 'initial', message: `Redis 初始库存 ${r.initial} ≠ 数据库初始库存 ${db.initial}` });

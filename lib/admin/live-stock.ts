@@ -47,6 +47,9 @@ export interface LiveStock {
     /** Bytes this sale's Redis keys take, and the whole Redis (null when Redis did not answer). */
     saleMemoryBytes: number | null;
     redisUsedBytes: number | null;
+    /** A bucketed sale (docs/buckets.md): each bucket's numbers, and units in a stock move; null for N = 1. */
+    buckets: { initial: number; remaining: number; buyers: number; pending: number }[] | null;
+    inFlight: number | null;
   };
   /** Per-sale numbers (lib/seckill/sale-metrics.ts, docs/fair-sale.md#per-sale-numbers); null fields when Redis did not answer. */
   sale: {
@@ -119,6 +122,8 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
       deadLetters,
       saleMemoryBytes: memory?.sale ?? null,
       redisUsedBytes: memory?.used ?? null,
+      buckets: redisState?.buckets ?? null,
+      inFlight: redisState?.inFlight ?? null,
     },
     sale: {
       reserved: saleNumbers?.reserved ?? null,

@@ -4,12 +4,21 @@
  */
 import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
+import { bucketCount } from '@/lib/seckill/buckets/count';
+import { bucketTags } from '@/lib/seckill/buckets/tags';
 
 export async function saleMemoryBytes(redis: RedisClient, vid: string): Promise<number> {
-  const pipe = redis.pipeline();
-  for (const k of [keys.seckillMeta(vid), keys.seckillStock(vid), keys.seckillBuyers(vid), keys.seckillPending(vid)]) pipe.memory('USAGE', k);
-  const res = (await pipe.exec()) ?? [];
-  return res.reduce((sum, [err, n]) => sum + (err ? 0 : Number(n ?? 0)), 0);
+  // A bucketed sale (docs/buckets.md): one pipeline per bucket, each its own slot.
+  const tags = bucketTags(vid, await bucketCount(redis, vid));
+  const perBucket = await Promise.all(
+    tags.map(async (t) => {
+      const pipe = redis.pipeline();
+      for (const k of [keys.seckillMeta(t), keys.seckillStock(t), keys.seckillBuyers(t), keys.seckillPending(t)]) pipe.memory('USAGE', k);
+      const res = (await pipe.exec()) ?? [];
+      return res.reduce((sum, [err, n]) => sum + (err ? 0 : Number(n ?? 0)), 0);
+    }),
+  );
+  return perBucket.reduce((a, b) => a + b, 0);
 }
 
 export interface RedisMemory {

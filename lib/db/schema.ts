@@ -74,6 +74,8 @@ export interface SeckillVoucherTable extends Timestamps {
   voucher_id: Id;
   initial_stock: number;
   stock: number;
+  /** Redis stock buckets, 1..16 (migration 009, docs/buckets.md); fixed once the voucher exists. */
+  buckets: Generated<number>;
   begin_time: Date;
   end_time: Date;
 }

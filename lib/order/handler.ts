@@ -19,6 +19,7 @@ import type { WorkerMetrics } from '@/lib/order/metrics';
 import { insertDeadLetterOnce } from '@/lib/order/order.repository';
 import { isTransientDbError, persistOrders, type PersistResult } from '@/lib/order/persist';
 import { removePendingEntries } from '@/lib/seckill/outbox';
+import { homeTag, knownBucketCount } from '@/lib/seckill/buckets/count';
 import { holdPendingEntry } from '@/lib/order/retry-hold';
 import { OFF_SALE_REASON } from '@/lib/order/off-sale';
 
@@ -115,17 +116,21 @@ export function createBatchHandler(deps: HandlerDeps) {
   }
 
   async function clearOutbox(msgs: OrderMessage[]) {
-    const byVoucher = new Map<string, string[]>();
-    for (const m of msgs) {
-      const ids = byVoucher.get(m.voucherId);
-      if (ids) ids.push(m.orderId);
-      else byVoucher.set(m.voucherId, [m.orderId]);
+    // One HDEL per outbox: a voucher's, or with stock buckets its buyer's home bucket's
+    // (docs/buckets.md); each is its own cluster slot. Failure only leaves entries the sweeper
+    // will find in MySQL and remove.
+    try {
+      const byOutbox = new Map<string, string[]>();
+      for (const m of msgs) {
+        const tag = knownBucketCount(m.voucherId) === 1 ? m.voucherId : await homeTag(redis, m.voucherId, m.userId);
+        const ids = byOutbox.get(tag);
+        if (ids) ids.push(m.orderId);
+        else byOutbox.set(tag, [m.orderId]);
+      }
+      await Promise.all([...byOutbox].map(([tag, ids]) => removePendingEntries(redis, tag, ids)));
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not clear outbox entries');
     }
-    // One HDEL per voucher (each outbox is its own cluster slot). Failure only leaves entries the
-    // sweeper will find in MySQL and remove.
-    await Promise.all([...byVoucher].map(([vid, ids]) => removePendingEntries(redis, vid, ids))).catch((err: Error) =>
-      log.warn({ err: err.message }, 'could not clear outbox entries'),
-    );
   }
 
   async function settle(items: { d: Delivery; msg: OrderMessage }[]): Promise<void> {

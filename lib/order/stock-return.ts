@@ -14,7 +14,7 @@ import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { markRedisReturned, owedRedisReturns } from '@/lib/order/lifecycle.repository';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
-import { waitTag } from '@/lib/seckill/waitlist/tag';
+import { homeTag } from '@/lib/seckill/buckets/count';
 
 export interface OwedReturn {
   id: string;
@@ -29,7 +29,9 @@ export interface OwedReturn {
  * call already had.
  */
 export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Promise<boolean> {
-  const t = waitTag(o.voucherId);
+  // Given back in the buyer's home bucket, where the grab took it (docs/buckets.md); that
+  // bucket's waitlist gets the first claim on it (docs/fair-sale.md#waitlist).
+  const t = await homeTag(redis, o.voucherId, o.userId);
   const [r] = await runScript<[number, string?]>(
     redis,
     'seckill-return',

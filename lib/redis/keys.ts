@@ -69,6 +69,16 @@ export const keys = {
   /** Grab attempts per second of one user / one client address on one voucher (1 s TTL; the voucher's slot). */
   seckillRateUser: (vid: string, userId: string) => `rl:seckill:{${vid}}:u:${userId}`,
   seckillRateIp: (vid: string, ip: string) => `rl:seckill:{${vid}}:ip:${ip}`,
+  /**
+   * A bucketed sale's stock moves (docs/buckets.md#moving-stock): in the donor bucket, the journal of
+   * moves taken out and not yet known delivered (move id → "<recipient bucket>:<units>"); in the
+   * recipient, the ids of moves already delivered (so a delivery twice adds nothing). `tag` is the
+   * bucket's tag (lib/seckill/buckets/tags.ts; bucket 0's is the voucher id).
+   */
+  seckillMovesOut: (tag: string) => `seckill:{${tag}}:moves-out`,
+  seckillMovesIn: (tag: string) => `seckill:{${tag}}:moves-in`,
+  /** Bumped to odd before a stock move and to even after it (a seqlock, in bucket 0's slot): a reader that sees it even and unchanged around a survey of every bucket saw no move half done. */
+  seckillMoveSeq: (vid: string) => `seckill:{${vid}}:move-seq`,
   /** Short-lived claim so one worker sweeps a voucher's outbox per interval (not a correctness lock). */
   seckillSweep: (vid: string) => `seckill:{${vid}}:sweep`,
   /** Set of voucher ids whose pending outbox may be non-empty (the sweeper's index). */

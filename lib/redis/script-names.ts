@@ -14,6 +14,8 @@ export type ScriptName =
   | 'lock-fenced-set'
   | 'lock-release'
   | 'login-check-code'
+  | 'seckill-bucket-give'
+  | 'seckill-bucket-take'
   | 'seckill-grab'
   | 'seckill-offer-claim'
   | 'seckill-offer-expire'

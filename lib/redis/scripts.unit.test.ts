@@ -13,6 +13,8 @@ const pinned: Record<string, string> = {
   'lock-fenced-set': '4d990dc60dc8e774329042b136fb0244afca7ef3',
   'lock-release': '872eb81995bc8ed4dae22493342ee0a79aa944b1',
   'login-check-code': '8f849ba0808a1182703e8caf18654c818bf68303',
+  'seckill-bucket-give': '4ef6ec319b5d16ee76ed640c849a781051956e89',
+  'seckill-bucket-take': '5580dd5a89641065d631e6d27f179a9782b96518',
   'seckill-grab': '4517d6af5e78b092fe34da67653aa7fd678f25d2',
   'seckill-order-id': '77c7b7ad9dd201b15a72702eaff256fef35f87b3',
   'seckill-preheat': '410ac5e3cd6127253bb3fd515afa68f74381b4c5',

@@ -33,6 +33,9 @@ import { releaseOrder } from '@/lib/seckill/outbox';
 import { drawOnce } from '@/lib/seckill/reservation/reservation';
 import { countSaleGrab } from '@/lib/seckill/sale-metrics';
 import { needTicket, rememberRoomSale } from '@/lib/seckill/room/room-memory';
+import { bucketCount, knownBucketCount } from '@/lib/seckill/buckets/count';
+import { grabWithRebalance } from '@/lib/seckill/buckets/rebalance';
+import { bucketTag, homeBucket } from '@/lib/seckill/buckets/tags';
 
 export interface GrabInput {
   voucherId: string;
@@ -110,24 +113,40 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   const ids = (g.__hmdpOrderIds ??= new OrderIdPool(redis));
   const { id: orderId, giveBack } = ids.takeNow() ?? (await ids.take());
   const limits = env.RATE_LIMITS ? { user: env.SECKILL_USER_PER_SECOND, ip: env.SECKILL_IP_PER_SECOND } : undefined;
-  const first = await runGrabScript(redis, { ...input, orderId, limits });
+  // The user's home bucket (docs/buckets.md): the voucher's own tag for N = 1; N is asked of
+  // Redis once per voucher per process, never per grab.
+  let n = knownBucketCount(input.voucherId) ?? (await bucketCount(redis, input.voucherId));
+  let tag = n === 1 ? input.voucherId : bucketTag(input.voucherId, homeBucket(input.userId, n), n);
+  const first = await runGrabScript(redis, { ...input, orderId, limits, tag });
   let [code, payload, third] = first;
   // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry
   // once (the limits were counted by the first call).
   if (code === GrabCode.UNKNOWN && (await preheatIfOnSale(db, redis, input.voucherId))) {
-    [code, payload, third] = await runGrabScript(redis, { ...input, orderId });
+    n = await bucketCount(redis, input.voucherId);
+    tag = n === 1 ? input.voucherId : bucketTag(input.voucherId, homeBucket(input.userId, n), n);
+    [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag });
+  }
+  // A bucketed sale: the home bucket is empty, others may not be. Move stock home and ask again;
+  // "sold out" is the whole sale's only when every bucket says so (docs/buckets.md#sold-out-is-the-sum).
+  let soldOutEverywhere = n === 1;
+  if (code === GrabCode.SOLD_OUT && n > 1) {
+    const again = await grabWithRebalance(redis, input.voucherId, n, homeBucket(input.userId, n), GrabCode.SOLD_OUT, () =>
+      runGrabScript(redis, { ...input, orderId, tag }),
+    );
+    soldOutEverywhere = again.soldOut;
+    if (again.reply) [code, payload, third] = again.reply;
   }
   // A draw sale that has begun but not been drawn: the first grab runs the draw (once across every
   // process, docs/fair-sale.md#who-draws) and asks again.
   if (code === GrabCode.DRAW_PENDING && (await drawOnce(db, redis, input.voucherId).catch(() => false))) {
-    [code, payload, third] = await runGrabScript(redis, { ...input, orderId });
+    [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag });
   }
   // Per-sale counts (lib/seckill/sale-metrics.ts): only for a voucher the script knows.
   if (code !== GrabCode.UNKNOWN) countSaleGrab(input.voucherId, code === GrabCode.ACCEPTED && payload ? 'accepted' : 'refused');
   if (code !== GrabCode.ACCEPTED || !payload) {
     giveBack();
     const remember = rememberable[code];
-    if (remember && memory) memory.record(input.voucherId, remember, mark, code === GrabCode.NOT_STARTED ? Number(payload) || 0 : undefined);
+    if (remember && memory && (code !== GrabCode.SOLD_OUT || soldOutEverywhere)) memory.record(input.voucherId, remember, mark, code === GrabCode.NOT_STARTED ? Number(payload) || 0 : undefined);
     // A merchant's room stays one (set at creation): the next token-less grab here is refused
     // without Redis. A room that opened by itself (payload: when it lapses) is asked each time.
     if (code === GrabCode.NO_TOKEN && !payload) rememberRoomSale(input.voucherId);
@@ -136,7 +155,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   }
 
   // Opt-in: trade latency for grabs a failover cannot forget (measured: docs/redis-cluster.md#replica-wait-is-off-by-default).
-  if (env.SECKILL_REPLICA_WAIT_MS > 0) await waitForReplica(redis, input.voucherId, env.SECKILL_REPLICA_WAIT_MS);
+  if (env.SECKILL_REPLICA_WAIT_MS > 0) await waitForReplica(redis, tag, env.SECKILL_REPLICA_WAIT_MS);
   // The script wrote exactly these fields (ids validated by the route) and returned its clock:
   // no need to parse the payload back.
   const at = Number(third);
@@ -221,23 +240,25 @@ function rateLimited(who: unknown, waitMs: number): AppError {
 /** The grab script (also used by tests and the drain bench to record an order as a grab would). */
 export function runGrabScript(
   redis: RedisClient,
-  o: { voucherId: string; userId: string; orderId: string; ip?: string; limits?: { user: number; ip: number }; nonce?: string },
+  o: { voucherId: string; userId: string; orderId: string; ip?: string; limits?: { user: number; ip: number }; nonce?: string; tag?: string },
 ): Promise<[number, string?, (string | number)?]> {
   const v = o.voucherId;
+  // The user's home bucket's tag (lib/seckill/buckets); the voucher id itself for N = 1.
+  const t = o.tag ?? v;
   return runScript<[number, string?, (string | number)?]>(
     redis,
     'seckill-grab',
     [
-      keys.seckillMeta(v),
-      keys.seckillStock(v),
-      keys.seckillBuyers(v),
-      keys.seckillPending(v),
-      keys.seckillRateUser(v, o.userId),
-      keys.seckillRateIp(v, o.ip ?? '-'),
-      keys.seckillForfeit(v),
-      keys.seckillReserved(v),
-      keys.seckillWinners(v),
-      keys.seckillSpent(v),
+      keys.seckillMeta(t),
+      keys.seckillStock(t),
+      keys.seckillBuyers(t),
+      keys.seckillPending(t),
+      keys.seckillRateUser(t, o.userId),
+      keys.seckillRateIp(t, o.ip ?? '-'),
+      keys.seckillForfeit(t),
+      keys.seckillReserved(t),
+      keys.seckillWinners(t),
+      keys.seckillSpent(t),
     ],
     [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0, o.nonce ?? ''],
   );

@@ -3,7 +3,8 @@
  * suite assert them; they only hold while nothing is in flight (or after the drain). "DB orders"
  * are live orders: a cancelled or refunded order gave its unit back to both stores.
  *
- *   Redis stock + |buyers| + |offers| = initial   DB stock + live DB orders = initial (Redis = DB initial)
+ *   Redis stock + |buyers| + |offers| (+ units in a stock move, bucketed) = initial; bucketed: the same per bucket
+ *                                           DB stock + live DB orders = initial (Redis = DB initial)
  *   |buyers| = live DB orders + |pending| + returns still owed to Redis
  *   every live DB buyer is a Redis buyer, nobody holds two live orders
  *   drained: |pending| = 0 and DB orders = |buyers| ≤ initial
@@ -14,6 +15,7 @@ import { redis as defaultRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { buyerIdPages, dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
+import { bucketTag, homeBucket } from '@/lib/seckill/buckets/tags';
 
 export interface InvariantReport {
   voucherId: string;
@@ -41,10 +43,19 @@ export async function checkInvariants(db: DB, redis: RedisClient, voucherId: str
   const [state, counts] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
   if (!state) throw new Error(`voucher ${voucherId} is not preheated in Redis`);
   if (!counts) throw new Error(`voucher ${voucherId} has no tb_seckill_voucher row`);
+  // A bucketed sale: each buyer is looked for in their home bucket (docs/buckets.md).
+  const n = state.buckets?.length ?? 1;
   let dbBuyersNotInRedis = 0;
   for await (const page of buyerIdPages(db, voucherId)) {
-    const member = await redis.smismember(keys.seckillBuyers(voucherId), ...page);
-    dbBuyersNotInRedis += member.filter((m) => m === 0).length;
+    const groups = new Map<string, string[]>();
+    for (const u of page) {
+      const t = bucketTag(voucherId, homeBucket(u, n), n);
+      groups.set(t, [...(groups.get(t) ?? []), u]);
+    }
+    for (const [t, ids] of groups) {
+      const member = await redis.smismember(keys.seckillBuyers(t), ...ids);
+      dbBuyersNotInRedis += member.filter((m) => m === 0).length;
+    }
   }
   const r: InvariantReport = {
     voucherId,
@@ -63,7 +74,13 @@ export async function checkInvariants(db: DB, redis: RedisClient, voucherId: str
     violations: [],
   };
   const v = r.violations;
-  if (r.redisStock + r.buyers + r.offers !== r.initial) v.push(`Redis stock ${r.redisStock} + buyers ${r.buyers} + offers ${r.offers} ≠ initial ${r.initial}`);
+  // Bucketed: the same in every bucket, and the buckets' initials plus the units in flight make the sale's.
+  const inFlight = state.inFlight ?? 0;
+  if (r.redisStock + r.buyers + r.offers + inFlight !== r.initial) v.push(`Redis stock ${r.redisStock} + buyers ${r.buyers} + offers ${r.offers} + in flight ${inFlight} ≠ initial ${r.initial}`);
+  state.buckets?.forEach((b, i) => {
+    if (b.remaining + b.buyers !== b.initial) v.push(`bucket ${i}: stock ${b.remaining} + buyers ${b.buyers} ≠ its initial ${b.initial}`);
+    if (b.remaining < 0) v.push(`bucket ${i}: negative stock`);
+  });
   if (r.dbStock + r.dbOrders !== r.dbInitial) v.push(`DB stock ${r.dbStock} + DB orders ${r.dbOrders} ≠ DB initial ${r.dbInitial}`);
   if (r.initial !== r.dbInitial) v.push(`Redis initial ${r.initial} ≠ DB initial ${r.dbInitial}`);
   if (r.buyers !== r.dbOrders + r.pending + r.returnsOwed) v.push(`buyers ${r.buyers} ≠ DB orders ${r.dbOrders} + pending ${r.pending} + returns owed ${r.returnsOwed}`);

@@ -8,6 +8,8 @@ import { orderMessageSchema, type OrderMessage } from '@/lib/seckill/message';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
+import { bucketCount, homeTag } from '@/lib/seckill/buckets/count';
+import { bucketTags } from '@/lib/seckill/buckets/tags';
 
 /** An outbox entry: the order message plus the sweeper's republish count `r` and last time `rt`. */
 export const pendingEntrySchema = orderMessageSchema.extend({
@@ -25,12 +27,13 @@ export function parsePendingEntry(raw: string): PendingEntry | null {
   }
 }
 
-/** Finds a pending order by id alone: one HGET per voucher that may have an outbox. */
+/** Finds a pending order by id alone: one HGET per outbox (a bucketed sale has one per bucket) that may hold it. */
 export async function findPendingOrder(redis: RedisClient, orderId: string): Promise<OrderMessage | null> {
   const vids = await redis.smembers(keys.seckillActive());
   if (vids.length === 0) return null;
+  const tags = (await Promise.all(vids.map(async (vid) => bucketTags(vid, await bucketCount(redis, vid))))).flat();
   // One HGET per outbox, not a pipeline: the outboxes live in different cluster slots.
-  const res = await Promise.all(vids.map((vid) => redis.hget(keys.seckillPending(vid), orderId).catch(() => null)));
+  const res = await Promise.all(tags.map((t) => redis.hget(keys.seckillPending(t), orderId).catch(() => null)));
   for (const raw of res) {
     if (typeof raw === 'string') return parsePendingEntry(raw);
   }
@@ -39,7 +42,8 @@ export async function findPendingOrder(redis: RedisClient, orderId: string): Pro
 
 /** Records a republish on the entry unless the worker removed it meanwhile. */
 export async function touchPendingEntry(redis: RedisClient, entry: PendingEntry): Promise<boolean> {
-  const r = await runScript<number>(redis, 'seckill-touch-pending', [keys.seckillPending(entry.voucherId)], [entry.orderId, JSON.stringify(entry)]);
+  const tag = await homeTag(redis, entry.voucherId, entry.userId);
+  const r = await runScript<number>(redis, 'seckill-touch-pending', [keys.seckillPending(tag)], [entry.orderId, JSON.stringify(entry)]);
   return r === 1;
 }
 
@@ -48,10 +52,11 @@ export async function touchPendingEntry(redis: RedisClient, entry: PendingEntry)
  * letter): outbox entry, buyer and one unit of stock, together; a second call does nothing.
  */
 export async function releaseOrder(redis: RedisClient, voucherId: string, orderId: string, userId: string): Promise<boolean> {
+  const t = await homeTag(redis, voucherId, userId); // the buyer's home bucket: where the grab took it
   const r = await runScript<number>(
     redis,
     'seckill-release',
-    [keys.seckillStock(voucherId), keys.seckillBuyers(voucherId), keys.seckillPending(voucherId)],
+    [keys.seckillStock(t), keys.seckillBuyers(t), keys.seckillPending(t)],
     [orderId, userId],
   );
   if (r === 1) await notifySeckillChanged(redis, voucherId); // a unit is on sale again: forget "sold out" everywhere
@@ -59,27 +64,29 @@ export async function releaseOrder(redis: RedisClient, voucherId: string, orderI
 }
 
 /**
- * Removes entries whose order the worker wrote (or folded): one HDEL per voucher, since each
- * voucher's outbox is its own cluster slot. Returns how many were there.
+ * Removes entries whose order the worker wrote (or folded) from one outbox: one HDEL per outbox,
+ * since each is its own cluster slot. `tag`: the voucher id, or a bucket's tag (docs/buckets.md).
+ * Returns how many were there.
  */
-export async function removePendingEntries(redis: RedisClient, voucherId: string, orderIds: Iterable<string>): Promise<number> {
+export async function removePendingEntries(redis: RedisClient, tag: string, orderIds: Iterable<string>): Promise<number> {
   const ids = [...orderIds];
-  return ids.length === 0 ? 0 : redis.hdel(keys.seckillPending(voucherId), ...ids);
+  return ids.length === 0 ? 0 : redis.hdel(keys.seckillPending(tag), ...ids);
 }
 
-/** One HSCAN page of a voucher's outbox: the next cursor and the raw entries. */
-export async function scanPendingEntries(redis: RedisClient, voucherId: string, cursor: string, count: number): Promise<[next: string, flat: string[]]> {
-  return redis.hscan(keys.seckillPending(voucherId), cursor, 'COUNT', count);
+/** One HSCAN page of one outbox (`tag` as above): the next cursor and the raw entries. */
+export async function scanPendingEntries(redis: RedisClient, tag: string, cursor: string, count: number): Promise<[next: string, flat: string[]]> {
+  return redis.hscan(keys.seckillPending(tag), cursor, 'COUNT', count);
 }
 
 /** Every raw entry of a voucher's outbox (the console's sale chart reads their times). */
-export function pendingEntriesRaw(redis: RedisClient, voucherId: string): Promise<string[]> {
-  return redis.hvals(keys.seckillPending(voucherId));
+export async function pendingEntriesRaw(redis: RedisClient, voucherId: string): Promise<string[]> {
+  const tags = bucketTags(voucherId, await bucketCount(redis, voucherId));
+  return (await Promise.all(tags.map((t) => redis.hvals(keys.seckillPending(t))))).flat();
 }
 
-/** How many accepted grabs of the voucher wait in its outbox. */
-export function pendingCount(redis: RedisClient, voucherId: string): Promise<number> {
-  return redis.hlen(keys.seckillPending(voucherId));
+/** How many accepted grabs wait in one outbox (`tag`: the voucher id, or a bucket's tag). */
+export function pendingCount(redis: RedisClient, tag: string): Promise<number> {
+  return redis.hlen(keys.seckillPending(tag));
 }
 
 export async function redisNowMs(redis: RedisClient): Promise<number> {

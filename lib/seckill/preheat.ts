@@ -20,6 +20,9 @@ import { runScript } from '@/lib/redis/scripts';
 import { addStockRow, buyerIdPages, forfeitIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
 import { currentGateField, rebuildGate, type GateField } from '@/lib/seckill/reservation/gate';
 import { findRoom } from '@/lib/seckill/room/room.repository';
+import { bucketCount } from '@/lib/seckill/buckets/count';
+import { preheatBuckets } from '@/lib/seckill/buckets/preheat';
+import { bucketTags } from '@/lib/seckill/buckets/tags';
 
 export interface PreheatResult {
   initial: number;
@@ -49,6 +52,12 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
     // A reservation-only sale's sets first: the meta below admits by them (docs/fair-sale.md#a-redis-loss).
     const gate = await rebuildGate(trx, redis, voucherId);
     const room = (await findRoom(trx, voucherId)) !== undefined;
+    if (v.buckets > 1) {
+      // Stock buckets (docs/buckets.md): the gate's sets live in the voucher's own slot only.
+      if (gate !== '') throw new AppError('VALIDATION', '分桶秒杀暂不支持预约抢购');
+      if (room) throw new AppError('VALIDATION', '分桶秒杀暂不支持排队');
+      return preheatBuckets(trx, redis, voucherId, v);
+    }
     let r: PreheatResult | undefined;
     for await (const page of buyerIdPages(trx, voucherId)) {
       r = await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, gate, room, page);
@@ -59,7 +68,8 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
     return r;
   });
   // The outbox sweeper only looks at vouchers in this set; a (re)opened sale's keys are permanent again.
-  await Promise.all([redis.sadd(keys.seckillActive(), voucherId), keepSaleKeys(redis, voucherId)]);
+  const tags = bucketTags(voucherId, await bucketCount(redis, voucherId));
+  await Promise.all([redis.sadd(keys.seckillActive(), voucherId), ...tags.map((t) => keepSaleKeys(redis, t))]);
   // Window, status or stock may have changed (every console edit and take-down ends in a preheat):
   // no process may keep refusing from memory what Redis now sells.
   await notifySeckillChanged(redis, voucherId);
@@ -77,6 +87,8 @@ export async function addSeckillStock(db: Executor, redis: RedisClient, voucherI
       const v = await lockSeckillRow(trx, voucherId);
       if (!v) throw notFound('秒杀券');
       await addStockRow(trx, voucherId, n);
+      // A bucketed sale: the new units are spread over the buckets (lib/seckill/buckets/shares.ts).
+      if (v.buckets > 1) return preheatBuckets(trx, redis, voucherId, { ...v, initialStock: v.initialStock + n });
       const room = (await findRoom(trx, voucherId)) !== undefined;
       return applyPreheat(redis, voucherId, v.initialStock + n, v.beginTime, v.endTime, await currentGateField(trx, voucherId), room, []);
     });

@@ -25,6 +25,10 @@ const saleKeys = (vid: string) => [
   keys.seckillWaitlist(vid),
   keys.seckillOffers(vid),
   keys.seckillWaitStats(vid),
+  // A bucketed sale's stock-move journal and delivered moves (docs/buckets.md); `vid` is the bucket's tag then.
+  keys.seckillMovesOut(vid),
+  keys.seckillMovesIn(vid),
+  keys.seckillMoveSeq(vid),
 ];
 
 export async function expireEndedSale(redis: RedisClient, vid: string, ttlSeconds = env.SECKILL_ENDED_KEY_TTL_SECONDS): Promise<void> {

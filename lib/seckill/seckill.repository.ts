@@ -38,14 +38,14 @@ export async function findSeckillVoucher(db: Executor, voucherId: string): Promi
  * writer of the stock (worker, add-stock, admin edits) takes this row lock, so whatever Redis
  * work happens while it is held sees the database as it stays until commit.
  */
-export async function lockSeckillRow(trx: Executor, voucherId: string): Promise<{ initialStock: number; beginTime: Date; endTime: Date } | undefined> {
+export async function lockSeckillRow(trx: Executor, voucherId: string): Promise<{ initialStock: number; beginTime: Date; endTime: Date; buckets: number } | undefined> {
   const row = await trx
     .selectFrom('tb_seckill_voucher')
-    .select(['initial_stock', 'begin_time', 'end_time'])
+    .select(['initial_stock', 'begin_time', 'end_time', 'buckets'])
     .where('voucher_id', '=', voucherId)
     .forUpdate()
     .executeTakeFirst();
-  return row && { initialStock: row.initial_stock, beginTime: row.begin_time, endTime: row.end_time };
+  return row && { initialStock: row.initial_stock, beginTime: row.begin_time, endTime: row.end_time, buckets: row.buckets };
 }
 
 /** Orders that hold a unit: unpaid, paid, used, refunding (cancelled and refunded ones gave it back). */
@@ -136,7 +136,7 @@ export async function dbStockCounts(db: Executor, voucherId: string): Promise<Db
 /** Creates a seckill voucher (tb_voucher + tb_seckill_voucher) — test and benchmark fixture. */
 export async function insertSeckillVoucher(
   db: DB,
-  v: { shopId: string; title: string; payValue: number; actualValue: number; stock: number; beginTime: Date; endTime: Date },
+  v: { shopId: string; title: string; payValue: number; actualValue: number; stock: number; beginTime: Date; endTime: Date; buckets?: number },
 ): Promise<string> {
   return db.transaction().execute(async (trx) => {
     const res = await trx
@@ -146,7 +146,7 @@ export async function insertSeckillVoucher(
     const id = String(res.insertId);
     await trx
       .insertInto('tb_seckill_voucher')
-      .values({ voucher_id: id, initial_stock: v.stock, stock: v.stock, begin_time: v.beginTime, end_time: v.endTime })
+      .values({ voucher_id: id, initial_stock: v.stock, stock: v.stock, begin_time: v.beginTime, end_time: v.endTime, buckets: v.buckets ?? 1 })
       .execute();
     return id;
   });

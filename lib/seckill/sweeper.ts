@@ -18,6 +18,9 @@ import { deadLetterStatuses, existingOrderIds } from '@/lib/seckill/outbox.repos
 import { failedOrderIds } from '@/lib/seckill/failure.repository';
 import { keys } from '@/lib/redis/keys';
 import { expireEndedSale } from '@/lib/seckill/sale-expiry';
+import { bucketCount } from '@/lib/seckill/buckets/count';
+import { recoverMoves } from '@/lib/seckill/buckets/move';
+import { bucketTags } from '@/lib/seckill/buckets/tags';
 import { parsePendingEntry, pendingCount, redisNowMs, releaseOrder, removePendingEntries, scanPendingEntries, touchPendingEntry, type PendingEntry } from '@/lib/seckill/outbox';
 
 export interface SweepDeps {
@@ -62,12 +65,24 @@ export function isDue(e: PendingEntry, nowMs: number, staleMs: number): boolean 
 }
 
 async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Promise<void> {
-  const { db, redis } = deps;
+  const { redis } = deps;
+  const n = await bucketCount(redis, vid);
+  // A mover that died mid-move left units in a journal (docs/buckets.md#moving-stock): deliver them.
+  if (n > 1) await recoverMoves(redis, vid, n).catch((err: Error) => log.warn({ voucherId: vid, err: err.message }, 'stock move recovery failed'));
   const now = await redisNowMs(redis);
+  // Each bucket has its own outbox (its own slot); N = 1: just the voucher's.
+  let due = 0;
+  for (const tag of n === 1 ? [vid] : bucketTags(vid, n)) due += await sweepBucket(deps, vid, tag, now, stats);
+  if (due === 0) await retireIfDone(redis, vid, n, now);
+}
+
+/** Sweeps one bucket's outbox (`tag`: the bucket's tag, the voucher id for bucket 0); returns how many entries were due. */
+async function sweepBucket(deps: SweepDeps, vid: string, tag: string, now: number, stats: SweepStats): Promise<number> {
+  const { db, redis } = deps;
   const due: PendingEntry[] = [];
   let cursor = '0';
   do {
-    const [next, flat] = await scanPendingEntries(redis, vid, cursor, 1000);
+    const [next, flat] = await scanPendingEntries(redis, tag, cursor, 1000);
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const entry = parsePendingEntry(flat[i + 1]!);
       if (!entry) log.error({ voucherId: vid, orderId: flat[i] }, 'outbox entry is not an order message; left in place');
@@ -76,13 +91,13 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
     cursor = next;
   } while (cursor !== '0' && due.length < MAX_DUE_PER_SWEEP);
 
-  if (due.length === 0) return retireIfDone(redis, vid, now);
+  if (due.length === 0) return 0;
 
   const ids = due.map((e) => e.orderId);
   // Written, or folded into the buyer's other order (whose unit it is): done either way.
   const [written, failed] = await Promise.all([existingOrderIds(db, ids), failedOrderIds(db, ids)]);
   const inDb = new Set([...written, ...[...failed].filter(([, why]) => why === 'ALREADY_BOUGHT').map(([id]) => id)]);
-  if (inDb.size > 0) stats.removed += await removePendingEntries(redis, vid, inDb);
+  if (inDb.size > 0) stats.removed += await removePendingEntries(redis, tag, inDb);
   const rest = due.filter((e) => !inDb.has(e.orderId));
   const dead = await deadLetterStatuses(db, rest.map((e) => e.orderId));
 
@@ -106,13 +121,15 @@ async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Pr
     stats.republished += chunk.length;
     deps.metrics?.republished.inc(chunk.length);
   }
+  return due.length;
 }
 
-async function retireIfDone(redis: RedisClient, vid: string, now: number): Promise<void> {
-  const [end, pending] = await Promise.all([redis.hget(keys.seckillMeta(vid), 'end'), pendingCount(redis, vid)]);
+async function retireIfDone(redis: RedisClient, vid: string, n: number, now: number): Promise<void> {
+  const tags = n === 1 ? [vid] : bucketTags(vid, n);
+  const [end, ...pending] = await Promise.all([redis.hget(keys.seckillMeta(vid), 'end'), ...tags.map((t) => pendingCount(redis, t))]);
   // No grab can be accepted after the end, so an empty outbox then stays empty.
-  if (pending === 0 && (end === null || Number(end) + RETIRE_AFTER_END_MS < now)) {
-    await expireEndedSale(redis, vid);
+  if (pending.every((p) => p === 0) && (end === null || Number(end) + RETIRE_AFTER_END_MS < now)) {
+    await Promise.all(tags.map((t) => expireEndedSale(redis, t)));
     await redis.srem(keys.seckillActive(), vid);
   }
 }

@@ -17,6 +17,8 @@ import { afterShopWrite, shopIdsByTypeSpec, shopSpec, shopTypeListSpec, shopVouc
 import { nearbyShops } from '@/lib/shop/shop.geo';
 import type { ShopListQuery, ShopPatch } from '@/lib/shop/shop.schema';
 import { toShopView, type ShopListItem, type ShopPage, type ShopTypeView, type ShopView, type VoucherView } from '@/lib/shop/shop.types';
+import { bucketCount, knownBucketCount } from '@/lib/seckill/buckets/count';
+import { bucketTags } from '@/lib/seckill/buckets/tags';
 
 export const SHOP_PAGE_SIZE = 10;
 
@@ -73,23 +75,37 @@ export async function getShopVouchers(db: Executor, redis: RedisClient, shopId: 
 async function overlayLiveStock(redis: RedisClient, vouchers: VoucherView[]): Promise<VoucherView[]> {
   const seckill = vouchers.filter((v) => v.seckill);
   if (!seckill.length) return vouchers;
-  // One transaction per voucher: its keys share the {vid} slot, different vouchers may not.
+  // One transaction per voucher (per stock bucket of a bucketed one, docs/buckets.md): its keys
+  // share one slot, different vouchers and buckets may not.
+  const readOne = async (tag: string) => {
+    const res = await redis.multi().hmget(keys.seckillMeta(tag), 'initial', 'begin', 'end').get(keys.seckillStock(tag)).exec();
+    const [initial, begin, end] = (res?.[0]?.[1] as (string | null)[] | undefined) ?? [];
+    return { initial, begin, end, remaining: Math.max(0, Number(res?.[1]?.[1] ?? 0)) };
+  };
+  const readVoucher = async (vid: string) => {
+    const n = knownBucketCount(vid) ?? (await bucketCount(redis, vid));
+    if (n === 1) return readOne(vid);
+    const parts = await Promise.all(bucketTags(vid, n).map(readOne));
+    if (parts.some((p) => !p.initial)) return { ...parts[0]!, initial: null };
+    // Σ shares: a unit in the middle of a stock move is briefly in neither (the page shows it a tick later).
+    return { ...parts[0]!, initial: String(parts.reduce((a, p) => a + Number(p.initial), 0)), remaining: parts.reduce((a, p) => a + p.remaining, 0) };
+  };
   const live = await cacheFor(redis).withFallback(
     'seckill live stock',
-    () => Promise.all(seckill.map((v) => redis.multi().hmget(keys.seckillMeta(v.id), 'initial', 'begin', 'end').get(keys.seckillStock(v.id)).exec())),
+    () => Promise.all(seckill.map((v) => readVoucher(v.id))),
     async () => null, // Redis down: the DB numbers the list already carries
   );
   if (!live) return vouchers;
   const byId = new Map(seckill.map((v, i) => [v.id, live[i]]));
   return vouchers.map((v) => {
     const res = byId.get(v.id);
-    const [initial, begin, end] = (res?.[0]?.[1] as (string | null)[] | undefined) ?? [];
+    const { initial, begin, end } = res ?? {};
     if (!v.seckill || !initial) return v; // not preheated: DB stock
     return {
       ...v,
       seckill: {
         initialStock: Number(initial),
-        remaining: Math.max(0, Number(res?.[1]?.[1] ?? 0)),
+        remaining: res!.remaining,
         beginTime: begin ? new Date(Number(begin)).toISOString() : v.seckill.beginTime,
         endTime: end ? new Date(Number(end)).toISOString() : v.seckill.endTime,
         live: true,

@@ -36,6 +36,7 @@ export async function insertVoucherAudited(trx: Executor, actor: Actor, input: C
       stock: input.stock!,
       begin_time: new Date(input.beginTime!),
       end_time: new Date(input.endTime!),
+      buckets: input.buckets ?? 1,
     });
     if (input.reservation) await gateSale(trx, id, input.reservation.mode, new Date(input.reservation.reserveBegin));
     if (input.room) await insertRoom(trx, { voucherId: id, powCost: input.room.powCost ?? env.ROOM_POW_COST });

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { idSchema } from '@/lib/http/parse';
+import { MAX_BUCKETS } from '@/lib/seckill/buckets/limits';
 
 export const MAX_FEN = 10_000_000; // 10 万元
 export const MAX_STOCK = 1_000_000;
@@ -67,9 +68,14 @@ export const createVoucherInput = z
       })
       .strict()
       .optional(),
+    /** Redis stock buckets of a flash sale (docs/buckets.md): 1 (default) to 16; set once, at creation. */
+    buckets: z.number({ error: '分桶数必须是 1 ~ 16 的整数' }).int('分桶数必须是 1 ~ 16 的整数').min(1, '分桶数至少为 1').max(MAX_BUCKETS, `分桶数不能超过 ${MAX_BUCKETS}`).optional(),
   })
   .strict()
   .superRefine((v, ctx) => {
+    if (v.type === 0 && v.buckets !== undefined) ctx.addIssue({ code: 'custom', path: ['buckets'], message: '普通券没有库存分桶' });
+    if (v.reservation && (v.buckets ?? 1) > 1) ctx.addIssue({ code: 'custom', path: ['buckets'], message: '预约抢购暂不支持库存分桶' });
+    if (v.room && (v.buckets ?? 1) > 1) ctx.addIssue({ code: 'custom', path: ['buckets'], message: '排队抢购暂不支持库存分桶' });
     if (v.payValue > v.actualValue) ctx.addIssue({ code: 'custom', path: ['payValue'], message: '售价不能高于面值' });
     if (v.type === 0) {
       if (v.reservation !== undefined) ctx.addIssue({ code: 'custom', path: ['reservation'], message: '普通券不需要预约' });

@@ -106,20 +106,34 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
           </div>
         ))}
       </dl>
-      {saleCells.length > 0 && (
-        <>
-          <h2 className="pt-2 font-medium">抢购、预约与候补</h2>
-          <dl className="grid grid-cols-2 gap-3 md:grid-cols-4">
-            {saleCells.map(([id, label, value, hint]) => (
-              <div key={id} className="rounded-lg bg-white p-4 shadow-sm" title={hint}>
-                <dt className="text-xs text-gray-600">{label}</dt>
-                <dd className="mt-1 text-2xl font-semibold tabular-nums" data-testid={`live-${id}`}>
-                  {value ?? '—'}
-                </dd>
-              </div>
-            ))}
-          </dl>
-        </>
+      {n.buckets && (
+        <div className="rounded-lg bg-white p-5 shadow-sm" data-testid="live-buckets">
+          <h2 className="mb-2 font-medium">
+            库存分桶（{n.buckets.length} 桶{n.inFlight ? `，调拨中 ${n.inFlight}` : ''}）
+          </h2>
+          <table className="w-full text-sm tabular-nums">
+            <thead className="text-left text-xs text-gray-600">
+              <tr>
+                <th>桶</th>
+                <th>份额</th>
+                <th>剩余</th>
+                <th>买家</th>
+                <th>待落库</th>
+              </tr>
+            </thead>
+            <tbody>
+              {n.buckets.map((b, i) => (
+                <tr key={i} data-testid={`live-bucket-${i}`}>
+                  <td>{i}</td>
+                  <td>{b.initial}</td>
+                  <td>{b.remaining}</td>
+                  <td>{b.buyers}</td>
+                  <td>{b.pending}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <p className="text-xs text-gray-600">
         不变量：Redis 剩余 + 买家 + 候补名额 = 初始库存；数据库剩余 + 数据库订单 = 初始库存（数据库 {n.dbInitial}）；买家 = 数据库订单 + 待落库。

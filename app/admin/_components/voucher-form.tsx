@@ -13,7 +13,7 @@ import type { VoucherView } from '@/lib/voucher/voucher.view';
 import { Field, inputCls } from '@/app/admin/_components/field';
 
 type Values = Record<'shopId' | 'type' | 'title' | 'subTitle' | 'rules' | 'payValue' | 'actualValue' | 'stock' | 'beginTime' | 'endTime', string>;
-type Errors = Partial<Record<keyof Values | 'amount' | 'reservation' | 'reservation.reserveBegin' | 'room', string>>;
+type Errors = Partial<Record<keyof Values | 'amount' | 'reservation' | 'reservation.reserveBegin' | 'room' | 'buckets', string>>;
 /** A new flash sale may be reservation-only (docs/fair-sale.md#making-a-sale-reservation-only); set once, at creation. */
 type Gate = { mode: '' | 'first-come' | 'draw'; reserveBegin: string };
 
@@ -54,6 +54,8 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
   const [gate, setGate] = useState<Gate>(() => ({ mode: '', reserveBegin: isoToShanghaiLocal(new Date()) }));
   // Behind the waiting room and the bot gate (docs/fair-sale.md#the-waiting-room): '' off, else the proof-of-work cost.
   const [room, setRoom] = useState<string>('');
+  /** Redis stock buckets (docs/buckets.md), set once at creation. */
+  const [buckets, setBuckets] = useState('1');
   const can = editable(voucher);
   const seckill = values.type === '1';
   const set = (k: keyof Values) => (e: React.ChangeEvent<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>) => setValues((v) => ({ ...v, [k]: e.target.value }));
@@ -70,6 +72,8 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
     const end = shanghaiLocalToIso(values.endTime);
     const reserveBegin = gate.mode ? shanghaiLocalToIso(gate.reserveBegin) : null;
     if (seckill && gate.mode && !reserveBegin) errs['reservation.reserveBegin'] = '请选择预约开始时间';
+    const bucketCount = /^\d+$/.test(buckets.trim()) ? Number(buckets) : null;
+    if (seckill && !voucher && (bucketCount === null || bucketCount < 1 || bucketCount > 16)) errs.buckets = '分桶数必须是 1 ~ 16 的整数';
     if (seckill) {
       if (stock === null) errs.stock = '库存必须是正整数';
       if (!begin) errs.beginTime = '请选择开始时间';
@@ -82,7 +86,8 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
     if (!voucher) {
       const reservation = seckill && gate.mode ? { reservation: { mode: gate.mode, reserveBegin } } : {};
       const waitingRoom = seckill && room ? { room: { powCost: Number(room) } } : {};
-      return { shopId: values.shopId, type: Number(values.type), ...body, ...reservation, ...waitingRoom };
+      const bucketed = seckill && bucketCount !== null && bucketCount > 1 ? { buckets: bucketCount } : {};
+      return { shopId: values.shopId, type: Number(values.type), ...body, ...reservation, ...waitingRoom, ...bucketed };
     }
     // Edits send only what changed and what the state allows.
     const before = toBodyOf(initial(voucher, ''));
@@ -171,6 +176,13 @@ export function VoucherForm({ shops, voucher, defaultShopId = '' }: { shops?: { 
           </Field>
           <Field label="结束时间（北京时间）" name="endTime" error={errors.endTime}>
             <input id="f-endTime" type="datetime-local" className={inputCls} value={values.endTime} onChange={set('endTime')} data-testid="voucher-end" disabled={disabled('endTime')} />
+          </Field>
+        </div>
+      )}
+      {seckill && !voucher && (
+        <div className="grid gap-4 md:grid-cols-3">
+          <Field label="库存分桶" name="buckets" error={errors.buckets} hint="1 ~ 16；超热门券按 Redis 主节点数分桶，分摊抢购；创建后不能更改">
+            <input id="f-buckets" className={inputCls} inputMode="numeric" value={buckets} onChange={(e) => setBuckets(e.target.value)} data-testid="voucher-buckets" disabled={busy} />
           </Field>
         </div>
       )}

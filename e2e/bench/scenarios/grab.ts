@@ -23,6 +23,7 @@ import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale,
 import type { BenchArgs, Scenario } from '../types';
 import type { Harness } from '../harness';
 import { formatBreakdown, runWrk, serversCpuSeconds, type WrkResult } from '../wrk';
+import { scriptCallsPerMaster, spreadBetween } from '../cluster-stats';
 
 const defaults: Record<string, { users: number; stock: (users: number) => number; once: boolean }> = {
   accept: { users: 40_000, stock: (u) => u, once: true },
@@ -94,11 +95,16 @@ export const scenario: Scenario = {
     const warm = await createTestVoucher(db, redis, { stock: acceptWarm || 1, title: 'bench warm-up' });
     await runWrk({ url: `${entry}/api/seckill/${warm}`, tokens: tokens.slice(0, acceptWarm || 1000), connections: a.connections, durationS: acceptWarm ? 30 : 2, once: acceptWarm > 0 });
     if (acceptWarm) await waitFor('the warm-up drain', async () => (await readSeckillState(redis, warm))?.pending === 0, 60_000, 100);
-    const voucherId = await createTestVoucher(db, redis, { stock, title: `bench grab ${variant}` });
+    // --buckets N: the measured voucher spread over N stock buckets (docs/buckets.md); on a Redis
+    // Cluster (REDIS_CLUSTER_NODES) the scripts each master ran are reported below.
+    const buckets = Number(a.extra.buckets ?? 1);
+    const voucherId = await createTestVoucher(db, redis, { stock, title: `bench grab ${variant}`, buckets });
     await expectFreshVoucher(voucherId, stock);
     const workerPids = workers.map((w) => w.child.pid!);
     const workerCpuBefore = serversCpuSeconds(workerPids);
+    const scriptsBefore = await scriptCallsPerMaster(redis);
     const hot = await storm(h, a, `${entry}/api/seckill/${voucherId}`, tokens, d.once, serverPids);
+    const scriptsAfter = await scriptCallsPerMaster(redis);
     const drainS = await waitForDrain(voucherId, Date.now());
     // The worker's CPU from the storm's start to the end of the drain: every order it wrote.
     const workerCpuS = serversCpuSeconds(workerPids) - workerCpuBefore;
@@ -110,6 +116,10 @@ export const scenario: Scenario = {
     if (hot.breakdown.length) summary.push(`  the machine's CPU per request (µs): ${formatBreakdown(hot.breakdown)}`);
     summary.push(`  accepted ${accepted} (${Math.round(accepted / hot.durationS)}/s) · DB orders ${orders} · oversold ${oversold} · duplicates ${duplicates} · lost ${lost} · drain ${round(drainS, 2)} s · worker CPU ${accepted ? round((workerCpuS * 1e6) / accepted, 1) : '–'} µs/order · invariants ${violations.length ? 'VIOLATED' : 'hold'}`);
     summary.push(`  ratio to the ceiling ×${round(hot.rps / top.rps, 2)}`);
+    const spread = spreadBetween(scriptsBefore, scriptsAfter);
+    if (spread.perNode.length) {
+      summary.push(`  scripts per master during the storm (${buckets} bucket(s)): ${spread.perNode.map(([k, v]) => `${k} ${v}`).join(' · ')} · largest deviation from the mean ${Math.round(spread.maxDeviation * 100)} %`);
+    }
 
     let dbRps: number | null = null;
     if (variant !== 'spike' && !process.argv.includes('--no-db')) {
@@ -133,6 +143,7 @@ export const scenario: Scenario = {
         scenario: 'grab', variant, users, stock, processes, requests: hot.requests, rps: round(hot.rps), accepted, accepted_per_s: round(accepted / hot.durationS),
         p50_ms: round(hot.p50Ms, 2), p99_ms: round(hot.p99Ms, 2), max_ms: round(hot.maxMs), statuses: hot.statuses, ceiling_rps: round(top.rps), db_rps: dbRps && round(dbRps),
         generator_share: round(hot.generatorShare, 2), oversold, duplicates, lost, drain_s: round(drainS, 2),
+        ...(buckets > 1 ? { buckets } : {}), ...(spread.perNode.length ? { scripts_per_master: Object.fromEntries(spread.perNode), script_spread: round(spread.maxDeviation, 3) } : {}),
       },
       rps: hot.rps,
       p99Ms: hot.p99Ms,

@@ -43,6 +43,27 @@ const grab = (u: TestUser, voucherId: string, i: number) =>
   callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.${ipBase}.7.${i}` } });
 
 describe('live stock', () => {
+  it('a flash sale created with 3 stock buckets shows each bucket; bad bucket counts, or buckets on a reservation-only sale, are 400 naming the field', async () => {
+    const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { stock: 7, buckets: 3 }) });
+    expect(r.status).toBe(201);
+    const id = r.json.data.id as string;
+    const s = await live(id);
+    expect(s.numbers).toMatchObject({ initial: 7, redisRemaining: 7, inFlight: 0, buckets: [{ initial: 3 }, { initial: 2 }, { initial: 2 }] });
+    expect(s.consistency.status).toBe('consistent');
+    expect((await live((await create(2)) as string)).numbers.buckets).toBeNull();
+    for (const buckets of [0, 17, 1.5, '3']) {
+      const bad = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { stock: 7, title: `bad buckets ${String(buckets)}`, buckets }) });
+      expect(bad.status).toBe(400);
+      expect(bad.json.error.fields).toHaveProperty('buckets');
+    }
+    const gated = await callRoute(createRoute, {
+      token: f.merchantA.token,
+      body: seckillBody(f.shopA, { stock: 7, buckets: 2, reservation: { mode: 'draw', reserveBegin: new Date().toISOString() } }),
+    });
+    expect(gated.status).toBe(400);
+    expect(gated.json.error.fields).toHaveProperty('buckets');
+  });
+
   it('idle → consistent; grabs with no worker → draining; worker drains → consistent', async () => {
     const id = await create(5);
     const idle = await live(id);

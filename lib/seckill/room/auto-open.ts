@@ -12,12 +12,16 @@ import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
+import { bucketCount } from '@/lib/seckill/buckets/count';
 
 const MAX_VOUCHERS = 1000;
 const sheds = new Map<string, { second: number; n: number; askedAt: number }>();
 
 /** Opens (or keeps open) the sale's room for `ms`; false when it is the merchant's room, ended or unknown. */
 export async function openRoomByItself(redis: RedisClient, voucherId: string, ms = env.ROOM_AUTO_OPEN_MS): Promise<boolean> {
+  // A bucketed sale (docs/buckets.md) is never roomed: its grabs read their home bucket's meta,
+  // and the room's flag would reach bucket 0's users only.
+  if ((await bucketCount(redis, voucherId)) > 1) return false;
   const opened = (await runScript<number>(redis, 'seckill-room-open', [keys.seckillMeta(voucherId)], [ms])) === 1;
   if (opened) roomMetrics.autoOpened();
   return opened;

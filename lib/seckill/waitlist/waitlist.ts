@@ -20,6 +20,7 @@ import { giveBackUnconfirmed, type GrabResult } from '@/lib/seckill/grab';
 import type { OrderMessage } from '@/lib/seckill/message';
 import { publishSoon } from '@/lib/seckill/publish-batch';
 import { waitKeys, waitTag } from '@/lib/seckill/waitlist/tag';
+import { bucketCount } from '@/lib/seckill/buckets/count';
 
 
 export type WaitlistMe = { state: 'none' } | { state: 'waiting'; position: number } | { state: 'offered'; expiresInMs: number };
@@ -49,6 +50,9 @@ const refusal = (code: number) => (refusals[code] ?? refusals[1]!)();
 
 /** Joins (idempotent: a second join answers the same place). Refusals are 4xx AppErrors. */
 export async function joinWaitlist(redis: RedisClient, voucherId: string, userId: string): Promise<WaitlistView> {
+  // A bucketed sale (docs/buckets.md) has no waitlist: one-per-user is decided in each user's home
+  // bucket, and a waitlist per bucket would hand a unit returned in one bucket to a user of another.
+  if ((await bucketCount(redis, voucherId)) > 1) throw new AppError('WAITLIST_UNSUPPORTED', '该秒杀不支持候补');
   const t = waitTag(voucherId);
   const w = waitKeys(voucherId);
   const r = await runScript<[number, (string | number)?, number?]>(
