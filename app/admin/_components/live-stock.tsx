@@ -106,6 +106,21 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
           </div>
         ))}
       </dl>
+      {saleCells.length > 0 && (
+        <>
+          <h2 className="pt-2 font-medium">抢购、预约与候补</h2>
+          <dl className="grid grid-cols-2 gap-3 md:grid-cols-4">
+            {saleCells.map(([id, label, value, hint]) => (
+              <div key={id} className="rounded-lg bg-white p-4 shadow-sm" title={hint}>
+                <dt className="text-xs text-gray-600">{label}</dt>
+                <dd className="mt-1 text-2xl font-semibold tabular-nums" data-testid={`live-${id}`}>
+                  {value ?? '—'}
+                </dd>
+              </div>
+            ))}
+          </dl>
+        </>
+      )}
       {n.buckets && (
         <div className="rounded-lg bg-white p-5 shadow-sm" data-testid="live-buckets">
           <h2 className="mb-2 font-medium">
