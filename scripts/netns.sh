@@ -13,6 +13,11 @@
 #   scripts/netns.sh heal [A B]      undo one cut, or every cut
 #   scripts/netns.sh cuts            list the cuts in force
 #   scripts/netns.sh run CMD…        up, run CMD, down on exit whatever happens (trap)
+#   scripts/netns.sh rabbit          a 3-node RabbitMQ cluster, rabbit@mq1..rabbit@mq3 on port 5672 of those
+#                                    hosts (names resolved by each namespace's /etc/netns hosts file),
+#                                    mq2 and mq3 joined to mq1; prints the RABBITMQ_URL value last
+#   scripts/netns.sh rabbit-kill N   SIGKILL the broker on mqN (a crash)
+#   scripts/netns.sh rabbitmqctl N … rabbitmqctl against rabbit@mqN, run on that host
 #   scripts/netns.sh redis           a 3 + 3 Redis Cluster, one node per host r1..r6 on port 7000 of
 #                                    that host (announcing its host address), node timeout 2 s, AOF
 #                                    everysec; prints the REDIS_CLUSTER_NODES value on its last line
@@ -60,7 +65,7 @@ up_host() {
   # Names resolvable inside the namespace (RabbitMQ node names): /etc/netns/<ns>/hosts is
   # bind-mounted over /etc/hosts by `ip netns exec`.
   mkdir -p "/etc/netns/$n"
-  { echo "127.0.0.1 localhost"; for x in $ALL; do echo "$(addr "$x") $x"; done; } >"/etc/netns/$n/hosts"
+  { echo "127.0.0.1 localhost $(hostname)"; for x in $ALL; do echo "$(addr "$x") $x"; done; } >"/etc/netns/$n/hosts"
 }
 
 up() {
@@ -88,7 +93,7 @@ down() {
   for h in $ALL; do ip link del "hv-$h" 2>/dev/null || true; done
   ip link del "$BR" 2>/dev/null || true
   rmdir /etc/netns 2>/dev/null || true
-  rm -rf "$REDIS_DIR"
+  rm -rf "$REDIS_DIR" "$RABBIT_DIR"
   echo "✓ hosts down"
 }
 
@@ -154,6 +159,51 @@ redis_up() {
   local IFS=,; echo "${seeds[*]}"
 }
 
+RABBIT_DIR=${NETNS_RABBIT_DIR:-/tmp/hmdp-netns-rabbit}
+RABBIT_BIN=/usr/lib/rabbitmq/bin
+rctl() {
+  local n=$1; shift
+  ip netns exec "$(ns "mq$n")" env HOME="$RABBIT_DIR" ERL_CRASH_DUMP=/dev/null RABBITMQ_CONF_ENV_FILE=/dev/null \
+    "$RABBIT_BIN/rabbitmqctl" -q -n "rabbit@mq$n" "$@"
+}
+rabbit_start_node() {
+  local n=$1 d="$RABBIT_DIR/mq$1"
+  mkdir -p "$d"
+  echo '[].' >"$d/enabled_plugins"
+  printf 'listeners.tcp.default = %s:5672\nloopback_users = none\n' "$(addr "mq$n")" >"$d/rabbitmq.conf"
+  # The Debian wrapper drops the environment when it switches user: call the real script.
+  ip netns exec "$(ns "mq$n")" env HOME="$RABBIT_DIR" RABBITMQ_CONF_ENV_FILE=/dev/null RABBITMQ_CONFIG_FILE="$d/rabbitmq.conf" \
+    RABBITMQ_NODENAME="rabbit@mq$n" RABBITMQ_NODE_PORT=5672 RABBITMQ_DIST_PORT=25672 \
+    RABBITMQ_MNESIA_BASE="$d/mnesia" RABBITMQ_LOG_BASE="$d/log" RABBITMQ_ENABLED_PLUGINS_FILE="$d/enabled_plugins" \
+    setsid "$RABBIT_BIN/rabbitmq-server" >"$d/stdout.log" 2>&1 </dev/null &
+  echo $! >"$d/pid"
+}
+rabbit_up() {
+  need_root
+  [ -x "$RABBIT_BIN/rabbitmq-server" ] || { echo "✗ rabbitmq-server is missing (Debian: apt-get install rabbitmq-server)" >&2; exit 1; }
+  rm -rf "$RABBIT_DIR"
+  mkdir -p "$RABBIT_DIR"
+  head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n' | tr a-f A-F >"$RABBIT_DIR/.erlang.cookie"
+  chmod 400 "$RABBIT_DIR/.erlang.cookie"
+  local n
+  for n in 1 2 3; do rabbit_start_node "$n"; done
+  for n in 1 2 3; do
+    for _ in $(seq 1 300); do (exec 3<>"/dev/tcp/$(addr "mq$n")/5672") 2>/dev/null && break; sleep 0.2; done
+    (exec 3<>"/dev/tcp/$(addr "mq$n")/5672") 2>/dev/null || { echo "✗ rabbitmq on mq$n did not start (see $RABBIT_DIR/mq$n/log)" >&2; exit 1; }
+  done
+  for n in 2 3; do rctl "$n" stop_app; rctl "$n" join_cluster rabbit@mq1; rctl "$n" start_app; done
+  for _ in $(seq 1 100); do [ "$(rctl 1 eval 'length(rabbit_nodes:all_running()).' 2>/dev/null)" = 3 ] && break; sleep 0.2; done
+  [ "$(rctl 1 eval 'length(rabbit_nodes:all_running()).' 2>/dev/null)" = 3 ] || { echo "✗ mq1..mq3 did not form one cluster" >&2; exit 1; }
+  echo "✓ RabbitMQ cluster on mq1..mq3"
+  echo "amqp://guest:guest@$(addr mq1):5672,amqp://guest:guest@$(addr mq2):5672,amqp://guest:guest@$(addr mq3):5672"
+}
+rabbit_kill() {
+  local pid; pid=$(cat "$RABBIT_DIR/mq$1/pid" 2>/dev/null || true)
+  # The server script runs the Erlang VM as its child: kill the whole process group it leads.
+  [ -n "$pid" ] && kill -9 -- "-$pid" 2>/dev/null || true
+  echo "✓ rabbit@mq$1 killed"
+}
+
 action=${1:-}
 shift || true
 case "$action" in
@@ -164,6 +214,9 @@ case "$action" in
   heal) if [ $# -ge 2 ]; then heal_pair "$1" "$2"; else heal_all; fi ;;
   cuts) cuts ;;
   redis) redis_up ;;
+  rabbit) rabbit_up ;;
+  rabbit-kill) rabbit_kill "$1" ;;
+  rabbitmqctl) rctl "$@" ;;
   run)
     need_root
     trap down EXIT

@@ -16,6 +16,10 @@
  *   web     web1 is cut off from every Redis host for --cut-ms while it has grabs in flight, then
  *           healed. Reported: what web1 answered during the cut, and orders persisted for buyers
  *           who were never answered 200.
+ *   rabbit  (with a 3-node RabbitMQ cluster on mq1..mq3, which then carries every case) the node
+ *           leading the orders queue — the one web and worker are connected to — is cut off from
+ *           every host for --cut-ms, then SIGKILLed, then its links healed (its host is back, its
+ *           broker is not). Reported: the longest stretch with no 200, what was answered meanwhile.
  *
  * Each case ends on the fault suite's verdict (e2e/faults/sale.ts): 0 oversold, 0 duplicates,
  * every 200 persisted or recorded failed and read by its buyer as `created`/`failed`, the
@@ -25,7 +29,6 @@
  *   npx tsx e2e/faults/partitions.ts [--ci] [--only master|web] [--rate 80] [--cut-ms 8000]
  * Needs root (namespaces) and a production build; skips, saying so, where namespaces are impossible.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Cluster as RedisCluster } from 'ioredis';
@@ -33,7 +36,7 @@ import { PrivateMariaDb, PrivateRabbit } from './private-services';
 import { kill, ROOT, runToExit, sleep, waitFor, waitHttp, type Proc } from './procs';
 import { Storm } from './storm';
 import { createSale, passed, settle, visibility, type Verdict } from './sale';
-import { addr, claimTopology, healAll, hostOf, netns, nsOf, partition, REDIS_HOSTS, startOn, whyNoNetns, type Host } from './netns/hosts';
+import { addr, claimTopology, healAll, hostOf, netns, netnsSync, nsOf, partition, REDIS_HOSTS, redisCli, startOn, whyNoNetns, type Host } from './netns/hosts';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -50,7 +53,10 @@ const BEFORE_MS = CI ? 3000 : 4000;
 const AFTER_MS = CI ? 5000 : 8000;
 const USERS = Math.ceil((RATE * (BEFORE_MS + CUT_MS + AFTER_MS + 4000)) / 1000 / 2);
 
+const CASES = ['master', 'web', 'rabbit'].filter((c) => !ONLY || ONLY === c);
+if (CASES.length === 0) throw new Error('--only master|web|rabbit');
 const WEBS: Host[] = ['web1', 'web2'];
+const MQ: Host[] = ['mq1', 'mq2', 'mq3'];
 const webUrl = (h: Host) => `http://${addr(h)}:3000`;
 const log = (msg: string) => console.log(`[partitions ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -83,11 +89,18 @@ async function main(): Promise<number> {
   claimTopology();
   log(`hosts up (scripts/netns.sh); rate ${RATE}/s, cut ${CUT_MS / 1000} s, ${USERS} buyers a case`);
   topologyUp = true;
-  netns('up');
-  const nodes = netns('redis').trim().split('\n').pop()!;
+  await netns('up');
   mysql = new PrivateMariaDb(3306, { host: addr('db'), netns: nsOf('db') });
-  rabbit = new PrivateRabbit(5672, 25672, { host: addr('db'), netns: nsOf('db') });
-  await Promise.all([mysql.start(), rabbit.start()]);
+  // The broker case needs the cluster on mq1..mq3; the others make do with one broker on `db`.
+  const clustered = CASES.includes('rabbit');
+  if (!clustered) rabbit = new PrivateRabbit(5672, 25672, { host: addr('db'), netns: nsOf('db') });
+  const last = (out: string) => out.trim().split('\n').pop()!;
+  const [nodes, mqUrl] = await Promise.all([
+    netns('redis').then(last),
+    clustered ? netns('rabbit').then(last) : rabbit!.start().then(() => rabbit!.url),
+    mysql.start(),
+  ]);
+  log(`Redis Cluster on r1..r6, MariaDB on db, RabbitMQ ${clustered ? 'cluster on mq1..mq3' : 'on db'}`);
 
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -96,7 +109,7 @@ async function main(): Promise<number> {
     DATABASE_URL: mysql.url,
     REDIS_CLUSTER_NODES: nodes,
     REDIS_URL: `redis://${nodes.split(',')[0]}`,
-    RABBITMQ_URL: rabbit.url,
+    RABBITMQ_URL: mqUrl,
     MQ_PREFIX: 'hmdp_partitions',
     AUTH_SECRET: process.env.AUTH_SECRET ?? 'fault-suite-secret-0123456789abcdef0123456789',
     RATE_LIMITS: 'false',
@@ -126,6 +139,17 @@ async function main(): Promise<number> {
   // while demo accounts keep their published passwords. These test hosts need no password logins.
   await db.updateTable('tb_user').set({ password: null }).where('password', 'is not', null).execute();
   const redis = createRedis() as RedisCluster;
+  if (clustered) {
+    // Declared through mq1 first, so mq1 leads the quorum queues; every process connects to mq1
+    // first too (RABBITMQ_URL's order): the broker case cuts the node they all talk to.
+    const { connectMq } = await import('@/lib/mq/connection');
+    const { assertTopology, assertFeedTopology } = await import('@/lib/mq/topology');
+    const first = await connectMq(mqUrl.split(',')[0]);
+    const ch = await first.createChannel();
+    await assertTopology(ch);
+    await assertFeedTopology(ch);
+    await first.close();
+  }
 
   for (const h of WEBS) procs.push(startOn(h, h, process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], { ...env, HOST: addr(h) }));
   procs.push(startOn('worker', 'worker', 'node_modules/.bin/tsx', ['workers/background.ts'], env));
@@ -133,10 +157,10 @@ async function main(): Promise<number> {
   log('web1, web2 and the worker up on their hosts');
 
   /** Which Redis host serves the voucher's slot, as `host` sees it (CLUSTER SLOTS asked there). */
-  const ownerSeenBy = (h: Host, voucherId: string): Host | undefined => {
+  const ownerSeenBy = async (h: Host, voucherId: string): Promise<Host | undefined> => {
     const slot = slotOf(keys.seckillStock(voucherId));
     // CLUSTER NODES lines: "id ip:port@bus flags master-id ping pong epoch link slot-range…".
-    const lines = execFileSync('redis-cli', ['-h', addr(h), '-p', '7000', 'cluster', 'nodes'], { encoding: 'utf8', timeout: 2000 }).trim().split('\n');
+    const lines = (await redisCli(h, 'cluster', 'nodes')).trim().split('\n');
     for (const l of lines) {
       const f = l.split(' ');
       if (!f[2]!.includes('master') || f[2]!.includes('fail')) continue;
@@ -147,8 +171,8 @@ async function main(): Promise<number> {
     }
     return undefined;
   };
-  const replicaOf = (master: Host): Host => {
-    const lines = execFileSync('redis-cli', ['-h', addr(master), '-p', '7000', 'cluster', 'nodes'], { encoding: 'utf8' }).trim().split('\n');
+  const replicaOf = async (master: Host): Promise<Host> => {
+    const lines = (await redisCli(master, 'cluster', 'nodes')).trim().split('\n');
     const id = lines.find((l) => l.includes('myself'))!.split(' ')[0];
     return hostOf(lines.find((l) => l.split(' ')[3] === id)!.split(' ')[1]!.split(':')[0]!);
   };
@@ -163,7 +187,7 @@ async function main(): Promise<number> {
       storm.run('before');
       res = await body(voucherId, storm);
     } finally {
-      healAll();
+      await healAll();
       await Promise.race([storm.drain(), sleep(15_000)]);
     }
     const v = await settle(db, redis, voucherId, storm, webUrl('web2'));
@@ -189,20 +213,20 @@ async function main(): Promise<number> {
   };
 
   try {
-    if (!ONLY || ONLY === 'master') {
+    if (CASES.includes('master')) {
       await runCase('master cut off from the majority', '168', async (voucherId, storm) => {
-        const master = ownerSeenBy('r2', voucherId)!;
-        const replica = replicaOf(master);
+        const master = (await ownerSeenBy('r2', voucherId))!;
+        const replica = await replicaOf(master);
         const minority: Host[] = [master, 'web1'];
         const majority: Host[] = [...REDIS_HOSTS.filter((h) => h !== master), 'web2', 'worker'];
         await sleep(BEFORE_MS);
         const cutAt = Date.now();
-        partition(minority, majority);
+        await partition(minority, majority);
         storm.phase = 'cut';
         log(`cut ${minority.join('+')} | ${majority.join('+')} (the sale's slot on ${master}, its replica ${replica})`);
         // The replica's promotion as the majority sees it; then, before the worker's repair
         // (1.5 s after it notices), the buyers the new master knows.
-        const promotedMs = await waitFor('the replica promoted', async () => ownerSeenBy(replica, voucherId) === replica, CUT_MS + 5000, 100).catch(() => NaN);
+        const promotedMs = await waitFor('the replica promoted', async () => (await ownerSeenBy(replica, voucherId)) === replica, CUT_MS + 5000, 100).catch(() => NaN);
         let known = new Set<string>();
         if (!Number.isNaN(promotedMs)) {
           const direct = createRedis(`redis://${addr(replica)}:7000`);
@@ -210,11 +234,11 @@ async function main(): Promise<number> {
           direct.disconnect();
         }
         await sleep(Math.max(0, CUT_MS - (Date.now() - cutAt)));
-        healAll();
+        await healAll();
         const healedAt = Date.now();
         storm.phase = 'healed';
         log(`healed after ${((healedAt - cutAt) / 1000).toFixed(1)} s`);
-        const rejoined = await waitFor('the old master to follow the new one', async () => ownerSeenBy(master, voucherId) === replica, 30_000, 200).then(() => true, () => false);
+        const rejoined = await waitFor('the old master to follow the new one', async () => (await ownerSeenBy(master, voucherId)) === replica, 30_000, 200).then(() => true, () => false);
         await sleep(AFTER_MS);
         await Promise.race([storm.drain(), sleep(15_000)]);
         // Answered while the cut was in force: web1 could reach only the old master then. A grab
@@ -234,15 +258,15 @@ async function main(): Promise<number> {
         return { lines, ok: !Number.isNaN(promotedMs) && rejoined };
       });
     }
-    if (!ONLY || ONLY === 'web') {
+    if (CASES.includes('web')) {
       await runCase('web host cut off from Redis', '169', async (_voucherId, storm) => {
         await sleep(BEFORE_MS);
         const cutAt = Date.now();
-        partition(['web1'], REDIS_HOSTS);
+        await partition(['web1'], REDIS_HOSTS);
         storm.phase = 'cut';
         log('cut web1 | r1..r6');
         await sleep(CUT_MS);
-        healAll();
+        await healAll();
         const healedAt = Date.now();
         storm.phase = 'healed';
         log(`healed after ${((healedAt - cutAt) / 1000).toFixed(1)} s`);
@@ -258,6 +282,53 @@ async function main(): Promise<number> {
           `web1 after the heal: ${mix(storm, 'healed', 'web1')}`,
         ];
         return { lines, ok: duringCut.length === 0 && web1After.length > 0 };
+      });
+    }
+    if (CASES.includes('rabbit')) {
+      const { names } = await import('@/lib/mq/topology');
+      /**
+       * The orders queue's leader as the Raft member on mqN sees it (`rabbitmqctl eval`: list_queues
+       * would stream rows from the other nodes straight to the CLI's own node, whose name cannot
+       * resolve across the namespaces).
+       */
+      const leader = async (ask: number): Promise<Host> => {
+        const expr = `{ok, Q} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, <<"${names.ordersQueue}">>)), {N, _} = amqqueue:get_pid(Q), ra_leaderboard:lookup_leader(N).`;
+        const out = await netns('rabbitmqctl', String(ask), 'eval', expr);
+        const m = /rabbit@(mq\d)/.exec(out);
+        if (!m) throw new Error(`no leader of ${names.ordersQueue} in: ${out}`);
+        return m[1] as Host;
+      };
+      await runCase('orders-queue leader cut off, then killed', '170', async (_voucherId, storm) => {
+        const victim = await leader(2);
+        const rest = MQ.filter((h) => h !== victim);
+        await sleep(BEFORE_MS);
+        const cutAt = Date.now();
+        await partition([victim], [...rest, ...WEBS, 'worker', 'db']);
+        storm.phase = 'cut';
+        log(`cut ${victim} (leads ${names.ordersQueue}) from every host`);
+        const newLeader = await waitFor('a new leader on the majority', async () => (await leader(Number(rest[0]!.slice(2)))) !== victim, CUT_MS + 10_000, 200).then(
+          (ms) => ms, () => NaN);
+        await sleep(Math.max(0, CUT_MS - (Date.now() - cutAt)));
+        await netns('rabbit-kill', victim.slice(2));
+        await healAll();
+        const healedAt = Date.now();
+        storm.phase = 'killed';
+        log(`killed ${victim} and healed its links after ${((healedAt - cutAt) / 1000).toFixed(1)} s`);
+        await sleep(AFTER_MS);
+        await Promise.race([storm.drain(), sleep(15_000)]);
+        // The longest stretch after the cut with no 200 from anyone.
+        const times = [cutAt, ...storm.answers.filter((a) => a.at >= cutAt).map((a) => a.at).sort((a, b) => a - b)];
+        let worst = 0;
+        for (let i = 1; i < times.length; i++) worst = Math.max(worst, times[i]! - times[i - 1]!);
+        const first = storm.answers.filter((a) => a.at >= cutAt).map((a) => a.at - cutAt).sort((a, b) => a - b)[0];
+        const inCut = storm.answers.filter((a) => a.at >= cutAt && a.at < healedAt).length;
+        const lines = [
+          `new leader elected on the majority ${Number.isNaN(newLeader) ? 'NOT within the cut' : `${(newLeader / 1000).toFixed(1)} s after the cut`}; 200s while ${victim} was cut off ${inCut}; first 200 after the cut ${first === undefined ? 'none' : `${(first / 1000).toFixed(1)} s`}; longest stretch without a 200 ${(worst / 1000).toFixed(1)} s`,
+          `web1 during the cut: ${mix(storm, 'cut', 'web1')}`,
+          `web2 during the cut: ${mix(storm, 'cut', 'web2')}`,
+          `after the kill: web1 ${mix(storm, 'killed', 'web1')}; web2 ${mix(storm, 'killed', 'web2')}`,
+        ];
+        return { lines, ok: !Number.isNaN(newLeader) && storm.answers.some((a) => a.at > healedAt) };
       });
     }
   } finally {
@@ -280,5 +351,5 @@ async function main(): Promise<number> {
 runToExit(main, async () => {
   for (const p of procs) await kill(p, 'SIGKILL', 2000).catch(() => undefined);
   await Promise.allSettled([mysql?.stop(), rabbit?.stop()]);
-  if (topologyUp) netns('down');
+  if (topologyUp) netnsSync('down');
 });

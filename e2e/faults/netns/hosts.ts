@@ -4,7 +4,8 @@
  * machine's own namespace and reaches every host over the bridge (it plays the buyers' side and
  * the observer; a cut never involves it).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { start, type Proc } from '../procs';
 
 export const HOSTS = ['db', 'front', 'web1', 'web2', 'worker', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'mq1', 'mq2', 'mq3'] as const;
@@ -20,7 +21,16 @@ export function hostOf(ip: string): Host {
   return h;
 }
 
-export const netns = (...args: string[]) => execFileSync('bash', ['scripts/netns.sh', ...args], { encoding: 'utf8' });
+const run = promisify(execFile);
+/**
+ * scripts/netns.sh, without blocking the event loop: a storm runs in this process while hosts are
+ * cut, healed and asked (a synchronous call would stall the buyers and skew every timing).
+ */
+export const netns = async (...args: string[]) => (await run('bash', ['scripts/netns.sh', ...args], { encoding: 'utf8', maxBuffer: 1 << 22 })).stdout;
+/** For teardown on the way out, where nothing else runs any more. */
+export const netnsSync = (...args: string[]) => execFileSync('bash', ['scripts/netns.sh', ...args], { encoding: 'utf8' });
+/** redis-cli against a Redis host (port 7000), bounded. */
+export const redisCli = async (h: Host, ...args: string[]) => (await run('redis-cli', ['-h', addr(h), '-p', '7000', ...args], { encoding: 'utf8', timeout: 3000 })).stdout;
 
 /**
  * Null when namespaces can be made here, else why not (not root, no iproute2, no CAP_SYS_ADMIN):
@@ -63,14 +73,14 @@ export function claimTopology(): void {
   const spaces = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((l) => l.split(' ')[0]!).filter((n) => n.startsWith('hmdp-'));
   const busy = spaces.filter((n) => execFileSync('ip', ['netns', 'pids', n], { encoding: 'utf8' }).trim() !== '');
   if (busy.length) throw new Error(`another partition run owns the hosts (processes in ${busy.join(', ')}); wait for it, or 'bash scripts/netns.sh down'`);
-  netns('down');
+  netnsSync('down');
 }
 
 /** Every link between the two groups cut, both directions. */
-export function partition(a: Host[], b: Host[]): void {
-  netns('cut', a.join(','), b.join(','));
+export async function partition(a: Host[], b: Host[]): Promise<void> {
+  await netns('cut', a.join(','), b.join(','));
 }
 
-export function healAll(): void {
-  netns('heal');
+export async function healAll(): Promise<void> {
+  await netns('heal');
 }
