@@ -26,7 +26,9 @@
  * invariants again after the worker's own repair — and on proof that the cut took effect (a
  * failover for `master`, no 200 from web1 while it was cut for `web`).
  *
- *   npx tsx e2e/faults/partitions.ts [--ci] [--only master|web] [--rate 80] [--cut-ms 8000]
+ *   npx tsx e2e/faults/partitions.ts [--ci] [--only master|web|rabbit] [--rate 80] [--cut-ms 8000] [--stock N]
+ * --stock N: units per sale (default twice the buyers: never sells out); a small N makes the sale
+ * sell out during the cut, where both sides of a split sell from their own copy of the stock.
  * Needs root (namespaces) and a production build; skips, saying so, where namespaces are impossible.
  */
 import { existsSync } from 'node:fs';
@@ -52,6 +54,7 @@ const CUT_MS = arg('cut-ms', CI ? 6000 : 10_000);
 const BEFORE_MS = CI ? 3000 : 4000;
 const AFTER_MS = CI ? 5000 : 8000;
 const USERS = Math.ceil((RATE * (BEFORE_MS + CUT_MS + AFTER_MS + 4000)) / 1000 / 2);
+const STOCK = arg('stock', USERS * 2);
 
 const CASES = ['master', 'web', 'rabbit'].filter((c) => !ONLY || ONLY === c);
 if (CASES.length === 0) throw new Error('--only master|web|rabbit');
@@ -95,7 +98,7 @@ async function main(): Promise<number> {
   }
   if (!existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) throw new Error('no production build: run `npx next build` first');
   claimTopology();
-  log(`hosts up (scripts/netns.sh); rate ${RATE}/s, cut ${CUT_MS / 1000} s, ${USERS} buyers a case`);
+  log(`hosts up (scripts/netns.sh); rate ${RATE}/s, cut ${CUT_MS / 1000} s, ${USERS} buyers and ${STOCK} units a case`);
   topologyUp = true;
   await netns('up');
   mysql = new PrivateMariaDb(3306, { host: addr('db'), netns: nsOf('db') });
@@ -187,7 +190,7 @@ async function main(): Promise<number> {
 
   const rows: Row[] = [];
   const runCase = async (name: string, phonePrefix: string, body: (voucherId: string, storm: Storm) => Promise<{ lines: string[]; ok: boolean }>) => {
-    const { voucherId, users } = await createSale(db, redis, USERS, phonePrefix);
+    const { voucherId, users } = await createSale(db, redis, USERS, phonePrefix, STOCK);
     const storm = new Storm(() => WEBS.map(webUrl), users, voucherId, RATE);
     log(`case ${name}: voucher ${voucherId}`);
     let res: { lines: string[]; ok: boolean };
@@ -242,8 +245,9 @@ async function main(): Promise<number> {
           direct.disconnect();
         }
         await sleep(Math.max(0, CUT_MS - (Date.now() - cutAt)));
-        await healAll();
+        // The heal starts now: links come back one by one while the script runs.
         const healedAt = Date.now();
+        await healAll();
         storm.phase = 'healed';
         log(`healed after ${((healedAt - cutAt) / 1000).toFixed(1)} s`);
         const rejoined = await waitFor('the old master to follow the new one', async () => (await ownerSeenBy(master, voucherId)) === replica, 30_000, 200).then(() => true, () => false);
@@ -271,18 +275,20 @@ async function main(): Promise<number> {
         await sleep(BEFORE_MS);
         const cutAt = Date.now();
         await partition(['web1'], REDIS_HOSTS);
+        const cutDone = Date.now();
         storm.phase = 'cut';
         log('cut web1 | r1..r6');
         await sleep(CUT_MS);
-        await healAll();
+        // The heal starts now: links come back one by one while the script runs.
         const healedAt = Date.now();
+        await healAll();
         storm.phase = 'healed';
         log(`healed after ${((healedAt - cutAt) / 1000).toFixed(1)} s`);
         await sleep(AFTER_MS);
         await Promise.race([storm.drain(), sleep(15_000)]);
         // Answers arriving while the cut was in force (a grab that reached Redis just before the
-        // cut can still answer in its first instant; nothing can after a second).
-        const duringCut = storm.answers.filter((a) => a.target === webUrl('web1') && a.at > cutAt + 1000 && a.at < healedAt);
+        // cut can still answer in its first instant; nothing can a second after every link is cut).
+        const duringCut = storm.answers.filter((a) => a.target === webUrl('web1') && a.at > cutDone + 1000 && a.at < healedAt);
         const web1After = storm.answers.filter((a) => a.target === webUrl('web1') && a.at >= healedAt);
         const lines = [
           `web1 during the cut: ${mix(storm, 'cut', 'web1')} (200s from 1 s after the cut until the heal: ${duringCut.length})`,
@@ -318,8 +324,9 @@ async function main(): Promise<number> {
           (ms) => ms, () => NaN);
         await sleep(Math.max(0, CUT_MS - (Date.now() - cutAt)));
         await netns('rabbit-kill', victim.slice(2));
-        await healAll();
+        // The heal starts now: links come back one by one while the script runs.
         const healedAt = Date.now();
+        await healAll();
         storm.phase = 'killed';
         log(`killed ${victim} and healed its links after ${((healedAt - cutAt) / 1000).toFixed(1)} s`);
         await sleep(AFTER_MS);
