@@ -40,9 +40,10 @@ declare -A OCTET=(
 ALL="db front web1 web2 worker r1 r2 r3 r4 r5 r6 mq1 mq2 mq3"
 
 need_root() {
-  if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
-    echo "✗ network namespaces need root and iproute2 (ip)" >&2
-    exit 2
+  [ "$(id -u)" = 0 ] || { echo "✗ network namespaces need root" >&2; exit 2; }
+  if ! command -v ip >/dev/null; then
+    command -v apt-get >/dev/null || { echo "✗ network namespaces need iproute2 (ip)" >&2; exit 2; }
+    apt-get install -y -qq -o DPkg::Lock::Timeout=600 iproute2 >/dev/null
   fi
 }
 ns() { echo "hmdp-$1"; }
