@@ -36,7 +36,7 @@ export async function connectMq(urls = env.RABBITMQ_URL): Promise<ChannelModel> 
     try {
       // noDelay: Nagle's algorithm holds small confirmed publishes back until the broker's delayed
       // ACK (tens of ms each); the grab path publishes many small messages.
-      const conn = await amqp.connect(nodes[at]!, { timeout: 5000, noDelay: true, clientProperties: { connection_name: `hmdp-${process.pid}` } });
+      const conn = await amqp.connect(withHeartbeat(nodes[at]!), { timeout: 5000, noDelay: true, clientProperties: { connection_name: `hmdp-${process.pid}` } });
       conn.on('error', (err: Error) => log.warn({ err: err.message }, 'rabbitmq connection error'));
       lastGood.set(urls, at);
       return conn;
@@ -48,6 +48,18 @@ export async function connectMq(urls = env.RABBITMQ_URL): Promise<ChannelModel> 
   // The next attempt starts one node further: the one that failed last is tried last.
   if (nodes.length > 1) lastGood.set(urls, (first + 1) % nodes.length);
   throw lastErr instanceof Error ? lastErr : new Error('no rabbitmq node answered');
+}
+
+/**
+ * The node's URL asking for RABBITMQ_HEARTBEAT_SECONDS (unless the URL names its own). Without it
+ * the broker's 60 s applies, and a node cut off by a partition (no FIN, no RST) holds the
+ * connection, and every publish waiting for a confirm on it, for minutes; with it amqplib closes
+ * the connection after two silent intervals, the pending confirms fail (503, never 200) and the
+ * next call connects to a live node.
+ */
+export function withHeartbeat(url: string, seconds = env.RABBITMQ_HEARTBEAT_SECONDS): string {
+  if (seconds <= 0 || /[?&]heartbeat=/.test(url)) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${seconds}`;
 }
 
 export function getConnection(): Promise<ChannelModel> {
