@@ -38,6 +38,11 @@ export async function connectMq(urls = env.RABBITMQ_URL): Promise<ChannelModel> 
       // ACK (tens of ms each); the grab path publishes many small messages.
       const conn = await amqp.connect(withHeartbeat(nodes[at]!), { timeout: 5000, noDelay: true, clientProperties: { connection_name: `hmdp-${process.pid}` } });
       conn.on('error', (err: Error) => log.warn({ err: err.message }, 'rabbitmq connection error'));
+      // Lost (a heartbeat timeout, a reset), not closed by us: that node is tried last next time —
+      // a node cut off by a partition would hold the reconnect for the whole connect timeout.
+      conn.on('close', (err?: Error) => {
+        if (err && nodes.length > 1 && lastGood.get(urls) === at) lastGood.set(urls, (at + 1) % nodes.length);
+      });
       lastGood.set(urls, at);
       return conn;
     } catch (err) {
