@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
   process.env.SECKILL_REFUSAL_MEMORY_MS = '0'; // no subscriber through the cut link
+  process.env.REDIS_COMMAND_TIMEOUT_MS = '1000'; // the product's default (the test setup raises it)
 });
 
 import { db, closeDb } from '@/lib/db/client';
