@@ -13,14 +13,20 @@ interface MqState {
   pub?: Promise<ConfirmChannel>;
   /** When the last connect attempt failed; callers fail fast for a moment instead of piling up attempts. */
   failedAt?: number;
+  /** Per node list: the node the last connection reached, tried first next time. */
+  lastGood?: Map<string, number>;
 }
 /** While the broker is down, a storm of grabs would otherwise each open a socket and wait on it. */
 const RECONNECT_HOLD_MS = 1000;
 const g = globalThis as unknown as { __hmdpMq?: MqState };
 const state: MqState = g.__hmdpMq ?? (g.__hmdpMq = {});
 
-/** Per node list: the node the last connection reached, tried first next time. */
-const lastGood = new Map<string, number>();
+/**
+ * Per node list: the node the last connection reached, tried first next time. In the shared state:
+ * the web server runs this module twice (its own import and the Next build's copy, one connection
+ * between them), and a lost node must be tried last by whichever copy reconnects.
+ */
+const lastGood = (state.lastGood ??= new Map<string, number>());
 
 /**
  * Connects to one node of `urls` (a comma-separated list, one amqp URL per cluster node:
