@@ -99,6 +99,14 @@ const schema = z.object({
     .string()
     .default('')
     .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  /**
+   * A Redis command (the grab script among them) not answered within this many ms fails instead of
+   * waiting on a link that was cut (docs/redis-cluster.md#commands-time-out); 0 = wait forever. The
+   * clients take at least SECKILL_REPLICA_WAIT_MS + 500 (the grab's WAIT must not time out first).
+   */
+  REDIS_COMMAND_TIMEOUT_MS: int(1000),
+  /** Redis Cluster: how often the client re-reads the slot map, so a promoted replica is found while the old master's link hangs; 0 = only on MOVED/errors. */
+  REDIS_SLOTS_REFRESH_INTERVAL_MS: int(1000),
   /** Milliseconds the grab waits for one replica to acknowledge (WAIT 1 <ms>); 0 = do not wait. */
   SECKILL_REPLICA_WAIT_MS: int(0),
   /** How long a process remembers that a voucher is sold out / not started / ended and refuses grabs without Redis; 0 = off. */
@@ -114,6 +122,12 @@ const schema = z.object({
     .transform((s) => s.split(',').map((x) => Number(x.trim())).filter((n) => Number.isFinite(n) && n >= 0)),
   /** The RabbitMQ broker: one amqp URL, or a comma-separated list, one per node of a cluster (docs/rabbitmq.md#a-cluster). */
   RABBITMQ_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
+  /**
+   * AMQP heartbeat asked of the broker (seconds; the lower of this and the broker's wins): a node cut
+   * off without a FIN is given up after two silent intervals and the client moves to a live node.
+   * 0 = the broker's (60 s on Debian's RabbitMQ).
+   */
+  RABBITMQ_HEARTBEAT_SECONDS: int(5),
   /** Prefix of every exchange and queue name, so tests and several deployments can share a broker. */
   MQ_PREFIX: z.string().regex(/^[a-z0-9_.-]+$/i).default('hmdp'),
 

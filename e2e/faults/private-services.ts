@@ -13,18 +13,33 @@ const need = (bin: string) => {
   throw new Error(`the fault suite needs ${bin} installed locally (Debian: apt-get install mariadb-server redis-server rabbitmq-server)`);
 };
 
+/**
+ * Where a private server listens: loopback by default; the partition cases (e2e/faults/partitions.ts)
+ * run it inside a host of scripts/netns.sh, on that host's address.
+ */
+export interface Placement {
+  host: string;
+  /** The network namespace to start it in (`ip netns exec`), or none. */
+  netns?: string;
+}
+const LOOPBACK: Placement = { host: '127.0.0.1' };
+
 abstract class Service {
   protected proc?: Proc;
-  constructor(readonly name: string, readonly port: number) {}
+  constructor(readonly name: string, readonly port: number, readonly at: Placement = LOOPBACK) {}
   protected abstract launch(): Proc;
+  /** `start` inside the placement's namespace, if it has one. */
+  protected spawn(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Proc {
+    return this.at.netns ? start(this.name, 'ip', ['netns', 'exec', this.at.netns, cmd, ...args], env) : start(this.name, cmd, args, env);
+  }
   async start(): Promise<void> {
     this.proc = this.launch();
-    await waitFor(`${this.name} on :${this.port}`, () => isListening(this.port), 90_000);
+    await waitFor(`${this.name} on ${this.at.host}:${this.port}`, () => isListening(this.port, this.at.host), 90_000);
   }
   /** A crash, not a shutdown: SIGKILL. */
   async crash(): Promise<void> {
     if (this.proc) await kill(this.proc, 'SIGKILL');
-    await waitFor(`${this.name} to go down`, async () => !(await isListening(this.port)), 20_000);
+    await waitFor(`${this.name} to go down`, async () => !(await isListening(this.port, this.at.host)), 20_000);
   }
   async stop(): Promise<void> {
     if (this.proc) await kill(this.proc, 'SIGTERM');
@@ -45,7 +60,7 @@ export class PrivateRedis extends Service {
   protected launch(): Proc {
     // AOF with fsync on every write (the default here): a crash loses no acknowledged grab.
     const aof = this.fsync === 'off' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', this.fsync];
-    return start('redis', need('redis-server'), [
+    return this.spawn(need('redis-server'), [
       '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', ...aof, '--maxmemory-policy', 'noeviction',
     ]);
   }
@@ -53,17 +68,27 @@ export class PrivateRedis extends Service {
 
 export class PrivateMariaDb extends Service {
   readonly dir = path.join(RUN_DIR, 'mariadb');
-  constructor(port: number) {
-    super('mariadb', port);
+  constructor(port: number, at?: Placement) {
+    super('mariadb', port, at);
     rmSync(this.dir, { recursive: true, force: true });
     execFileSync(need('mariadb-install-db'), ['--no-defaults', `--datadir=${this.dir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root'], { stdio: 'ignore' });
   }
   get url() {
-    return `mysql://root@127.0.0.1:${this.port}/hmdp_fault`;
+    return `mysql://root@${this.at.host}:${this.port}/hmdp_fault`;
+  }
+  async start(): Promise<void> {
+    await super.start();
+    // Off loopback, root arrives from the hosts' addresses (not localhost): let it in from the
+    // placement's /24, through the server's own socket.
+    if (this.at.host !== '127.0.0.1') {
+      const net = this.at.host.split('.').slice(0, 3).join('.');
+      execFileSync(need('mariadb'), ['--no-defaults', `--socket=${path.join(this.dir, 'sock')}`, '-uroot', '-e',
+        `CREATE USER IF NOT EXISTS 'root'@'${net}.%'; GRANT ALL ON *.* TO 'root'@'${net}.%' WITH GRANT OPTION;`]);
+    }
   }
   protected launch(): Proc {
-    return start('mariadb', need('mariadbd'), [
-      '--no-defaults', `--datadir=${this.dir}`, `--port=${this.port}`, '--bind-address=127.0.0.1',
+    return this.spawn(need('mariadbd'), [
+      '--no-defaults', `--datadir=${this.dir}`, `--port=${this.port}`, `--bind-address=${this.at.host}`,
       `--socket=${path.join(this.dir, 'sock')}`, '--user=root', '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=1',
     ]);
   }
@@ -71,19 +96,19 @@ export class PrivateMariaDb extends Service {
 
 export class PrivateRabbit extends Service {
   readonly dir = path.join(RUN_DIR, 'rabbitmq');
-  constructor(port: number, private readonly distPort: number) {
-    super('rabbitmq', port);
+  constructor(port: number, private readonly distPort: number, at?: Placement) {
+    super('rabbitmq', port, at);
     rmSync(this.dir, { recursive: true, force: true });
     mkdirSync(this.dir, { recursive: true });
     writeFileSync(path.join(this.dir, 'enabled_plugins'), '[].');
-    writeFileSync(path.join(this.dir, 'rabbitmq.conf'), `listeners.tcp.default = 127.0.0.1:${port}\nloopback_users = none\n`);
+    writeFileSync(path.join(this.dir, 'rabbitmq.conf'), `listeners.tcp.default = ${this.at.host}:${port}\nloopback_users = none\n`);
   }
   get url() {
-    return `amqp://guest:guest@127.0.0.1:${this.port}`;
+    return `amqp://guest:guest@${this.at.host}:${this.port}`;
   }
   protected launch(): Proc {
     // The Debian wrapper drops the environment when it switches user; call the real script.
-    return start('rabbitmq', need('rabbitmq-server'), [], {
+    return this.spawn(need('rabbitmq-server'), [], {
       ...process.env,
       HOME: this.dir,
       RABBITMQ_CONF_ENV_FILE: '/dev/null',

@@ -10,10 +10,10 @@ import type { RedisClient } from '@/lib/redis/types';
 import { waitFor } from './procs';
 import type { Storm, StormUser } from './storm';
 
-export async function createSale(db: DB, redis: RedisClient, users: number, phonePrefix: string, buckets = 1): Promise<{ voucherId: string; users: StormUser[] }> {
+/** `stock` defaults to twice the users: the sale never sells out, so grabs are in flight whenever the fault lands. */
+export async function createSale(db: DB, redis: RedisClient, users: number, phonePrefix: string, buckets = 1, stock = users * 2): Promise<{ voucherId: string; users: StormUser[] }> {
   const { createSession } = await import('@/lib/auth/session');
   const { preheatVoucher } = await import('@/lib/seckill/preheat');
-  const stock = users * 2; // never sells out: grabs are in flight whenever the fault lands
   const shop = await db.selectFrom('tb_shop').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow();
   const ins = await db.insertInto('tb_voucher').values({ shop_id: shop.id, title: `Redis 故障 ${Date.now()}`, pay_value: 100, actual_value: 1000, type: 1 }).executeTakeFirstOrThrow();
   const voucherId = String(ins.insertId);

@@ -11,8 +11,10 @@ export interface StormUser {
 export class Storm {
   readonly accepted = new Map<string, { phase: string; userId: string }>();
   /** Every 200 in arrival order, even when an order id or a user repeats (a failover can cause both). */
-  readonly answers: { orderId: string; userId: string; phase: string; at: number }[] = [];
+  readonly answers: { orderId: string; userId: string; phase: string; at: number; target: string }[] = [];
   readonly statuses = new Map<string, number>();
+  /** The status mix per phase and target: `${phase} ${target}` → status → count. */
+  readonly statusesBy = new Map<string, Map<string, number>>();
   phase = 'setup';
   private next = 0;
   private inFlight = 0;
@@ -57,8 +59,11 @@ export class Storm {
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 50));
   }
 
-  private count(key: string) {
+  private count(key: string, phase: string, target: string) {
     this.statuses.set(key, (this.statuses.get(key) ?? 0) + 1);
+    const by = this.statusesBy.get(`${phase} ${target}`) ?? new Map<string, number>();
+    by.set(key, (by.get(key) ?? 0) + 1);
+    this.statusesBy.set(`${phase} ${target}`, by);
   }
 
   private async fire(): Promise<void> {
@@ -74,13 +79,13 @@ export class Storm {
         signal: AbortSignal.timeout(5000),
       });
       const body = (await res.json().catch(() => null)) as { data?: { orderId?: string }; error?: { code?: string } } | null;
-      this.count(res.ok ? 'accepted' : `${res.status} ${body?.error?.code ?? ''}`.trim());
+      this.count(res.ok ? 'accepted' : `${res.status} ${body?.error?.code ?? ''}`.trim(), phase, base);
       if (res.ok && body?.data?.orderId) {
         this.accepted.set(body.data.orderId, { phase, userId: user.id });
-        this.answers.push({ orderId: body.data.orderId, userId: user.id, phase, at: Date.now() });
+        this.answers.push({ orderId: body.data.orderId, userId: user.id, phase, at: Date.now(), target: base });
       }
     } catch (e) {
-      this.count(`no answer (${(e as Error).name})`);
+      this.count(`no answer (${(e as Error).name})`, phase, base);
     } finally {
       this.inFlight--;
     }

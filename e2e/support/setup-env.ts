@@ -11,6 +11,10 @@ process.env.LOG_LEVEL ??= 'warn';
 // Tests expire or delete sessions in Redis behind the product's back and expect the next request
 // (API or page, in the web server Playwright starts too) to see it: no per-process session cache.
 process.env.SESSION_CACHE_MS ??= '0';
+// Tests fire thousands of concurrent requests at one process on a shared 2-core machine: a 1 s Redis
+// command timeout (the product's default) turns a slow moment into 503s there. The tests of the
+// timeout itself set it back (lib/redis/timeout.test.ts, e2e/routes/seckill/grab-timeout.test.ts).
+process.env.REDIS_COMMAND_TIMEOUT_MS ??= '5000';
 // The ZooKeeper lock tests start their own server on this port (e2e/support/zookeeper-server.ts).
 process.env.ZOOKEEPER_CONNECT ??= '127.0.0.1:2282';
 process.env.ZOOKEEPER_SESSION_TIMEOUT_MS ??= '1000';

@@ -87,7 +87,7 @@ export function isDependencyDown(err: unknown): boolean {
     // lib/lock: the lock's service (a ZooKeeper ensemble) could not be asked.
     err.name === 'LockUnavailableError' ||
     (typeof code === 'string' && DOWN_CODES.has(code)) ||
-    /Connection is closed|Stream isn't writeable|connect ECONNREFUSED|Command aborted due to connection close/.test(err.message) ||
+    /Connection is closed|Stream isn't writeable|^Command timed out$|connect ECONNREFUSED|Command aborted due to connection close/.test(err.message) ||
     // Redis Cluster mid-failover: the slot's master is dead and its replica not yet promoted. A
     // MOVED/ASK that reaches us is a redirect ioredis gave up on (e.g. a pipeline's, to the dead
     // master a stale node still names): seen as 500s in e2e/faults/failover.ts before this.

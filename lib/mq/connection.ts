@@ -13,14 +13,20 @@ interface MqState {
   pub?: Promise<ConfirmChannel>;
   /** When the last connect attempt failed; callers fail fast for a moment instead of piling up attempts. */
   failedAt?: number;
+  /** Per node list: the node the last connection reached, tried first next time. */
+  lastGood?: Map<string, number>;
 }
 /** While the broker is down, a storm of grabs would otherwise each open a socket and wait on it. */
 const RECONNECT_HOLD_MS = 1000;
 const g = globalThis as unknown as { __hmdpMq?: MqState };
 const state: MqState = g.__hmdpMq ?? (g.__hmdpMq = {});
 
-/** Per node list: the node the last connection reached, tried first next time. */
-const lastGood = new Map<string, number>();
+/**
+ * Per node list: the node the last connection reached, tried first next time. In the shared state:
+ * the web server runs this module twice (its own import and the Next build's copy, one connection
+ * between them), and a lost node must be tried last by whichever copy reconnects.
+ */
+const lastGood = (state.lastGood ??= new Map<string, number>());
 
 /**
  * Connects to one node of `urls` (a comma-separated list, one amqp URL per cluster node:
@@ -36,8 +42,13 @@ export async function connectMq(urls = env.RABBITMQ_URL): Promise<ChannelModel> 
     try {
       // noDelay: Nagle's algorithm holds small confirmed publishes back until the broker's delayed
       // ACK (tens of ms each); the grab path publishes many small messages.
-      const conn = await amqp.connect(nodes[at]!, { timeout: 5000, noDelay: true, clientProperties: { connection_name: `hmdp-${process.pid}` } });
+      const conn = await amqp.connect(withHeartbeat(nodes[at]!), { timeout: 5000, noDelay: true, clientProperties: { connection_name: `hmdp-${process.pid}` } });
       conn.on('error', (err: Error) => log.warn({ err: err.message }, 'rabbitmq connection error'));
+      // Lost (a heartbeat timeout, a reset), not closed by us: that node is tried last next time —
+      // a node cut off by a partition would hold the reconnect for the whole connect timeout.
+      conn.on('close', (err?: Error) => {
+        if (err && nodes.length > 1 && lastGood.get(urls) === at) lastGood.set(urls, (at + 1) % nodes.length);
+      });
       lastGood.set(urls, at);
       return conn;
     } catch (err) {
@@ -48,6 +59,18 @@ export async function connectMq(urls = env.RABBITMQ_URL): Promise<ChannelModel> 
   // The next attempt starts one node further: the one that failed last is tried last.
   if (nodes.length > 1) lastGood.set(urls, (first + 1) % nodes.length);
   throw lastErr instanceof Error ? lastErr : new Error('no rabbitmq node answered');
+}
+
+/**
+ * The node's URL asking for RABBITMQ_HEARTBEAT_SECONDS (unless the URL names its own). Without it
+ * the broker's 60 s applies, and a node cut off by a partition (no FIN, no RST) holds the
+ * connection, and every publish waiting for a confirm on it, for minutes; with it amqplib closes
+ * the connection after two silent intervals, the pending confirms fail (503, never 200) and the
+ * next call connects to a live node.
+ */
+export function withHeartbeat(url: string, seconds = env.RABBITMQ_HEARTBEAT_SECONDS): string {
+  if (seconds <= 0 || /[?&]heartbeat=/.test(url)) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${seconds}`;
 }
 
 export function getConnection(): Promise<ChannelModel> {

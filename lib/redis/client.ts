@@ -9,13 +9,24 @@ import type { RedisClient } from '@/lib/redis/types';
 
 export type { Redis, RedisClient };
 
+/**
+ * A cut link (a partition: no FIN, no RST) stalls every command on it until TCP gives up, minutes
+ * later; bounded, the caller fails in about a second and answers 503 (docs/redis-cluster.md#commands-time-out).
+ * Never shorter than the grab's WAIT for a replica, which legitimately takes up to that long.
+ * A command that times out may still have run: callers that write must treat it as "unknown".
+ */
+export const commandTimeoutMs =
+  env.REDIS_COMMAND_TIMEOUT_MS > 0 ? Math.max(env.REDIS_COMMAND_TIMEOUT_MS, env.SECKILL_REPLICA_WAIT_MS > 0 ? env.SECKILL_REPLICA_WAIT_MS + 500 : 0) : undefined;
+
 const commandDefaults: RedisOptions = {
   maxRetriesPerRequest: 2,
   connectTimeout: 3000,
   enableOfflineQueue: true,
   // Reconnect forever with a capped backoff; callers see fast errors meanwhile.
   retryStrategy: (times) => Math.min(times * 200, 2000),
+  ...(commandTimeoutMs !== undefined ? { commandTimeout: commandTimeoutMs } : {}),
 };
+
 
 /** Outside production every client refuses cross-slot calls, so one-node test runs catch them. */
 function prepare<T extends RedisClient>(client: T, where: string): T {
@@ -47,7 +58,11 @@ export function createCluster(nodes: string[], options: RedisOptions = {}, clust
   const cluster = new Cluster(seeds, {
     redisOptions: { ...commandDefaults, ...options },
     // A failover moves slots: re-read the map on MOVED and retry a command that met a dead master.
-    slotsRefreshTimeout: 2000,
+    // A master cut off by a partition sends no MOVED and no error: its commands time out
+    // (commandTimeout) and the periodic re-read finds the promoted replica, so new commands stop
+    // going down the dead link within about a second of the failover.
+    slotsRefreshTimeout: 1000,
+    ...(env.REDIS_SLOTS_REFRESH_INTERVAL_MS > 0 ? { slotsRefreshInterval: env.REDIS_SLOTS_REFRESH_INTERVAL_MS } : {}),
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 300,
     retryDelayOnTryAgain: 100,

@@ -24,6 +24,7 @@ import { publishSoon, PublishUnconfirmedError } from '@/lib/seckill/publish-batc
 import { consume, limitMessages } from '@/lib/rate-limit';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
+import { isCommandTimeout } from '@/lib/redis/timeout';
 import { grabVoucherInDb } from '@/lib/seckill/grab-db';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { countRefusalFromMemory, refusalMemoryOf, type RememberedCode } from '@/lib/seckill/refusal-memory';
@@ -117,21 +118,21 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   // Redis once per voucher per process, never per grab.
   let n = knownBucketCount(input.voucherId) ?? (await bucketCount(redis, input.voucherId));
   let tag = n === 1 ? input.voucherId : bucketTag(input.voucherId, homeBucket(input.userId, n), n);
-  const first = await runGrabScript(redis, { ...input, orderId, limits, tag });
+  const first = await runGrabScript(redis, { ...input, orderId, limits, tag }).catch(unanswered);
   let [code, payload, third] = first;
   // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry
   // once (the limits were counted by the first call).
   if (code === GrabCode.UNKNOWN && (await preheatIfOnSale(db, redis, input.voucherId))) {
     n = await bucketCount(redis, input.voucherId);
     tag = n === 1 ? input.voucherId : bucketTag(input.voucherId, homeBucket(input.userId, n), n);
-    [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag });
+    [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag }).catch(unanswered);
   }
   // A bucketed sale: the home bucket is empty, others may not be. Move stock home and ask again;
   // "sold out" is the whole sale's only when every bucket says so (docs/buckets.md#sold-out-is-the-sum).
   let soldOutEverywhere = n === 1;
   if (code === GrabCode.SOLD_OUT && n > 1) {
     const again = await grabWithRebalance(redis, input.voucherId, n, homeBucket(input.userId, n), GrabCode.SOLD_OUT, () =>
-      runGrabScript(redis, { ...input, orderId, tag }),
+      runGrabScript(redis, { ...input, orderId, tag }).catch(unanswered),
     );
     soldOutEverywhere = again.soldOut;
     if (again.reply) [code, payload, third] = again.reply;
@@ -139,12 +140,15 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   // A draw sale that has begun but not been drawn: the first grab runs the draw (once across every
   // process, docs/fair-sale.md#who-draws) and asks again.
   if (code === GrabCode.DRAW_PENDING && (await drawOnce(db, redis, input.voucherId).catch(() => false))) {
-    [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag });
+    [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag }).catch(unanswered);
   }
   // Per-sale counts (lib/seckill/sale-metrics.ts): only for a voucher the script knows.
   if (code !== GrabCode.UNKNOWN) countSaleGrab(input.voucherId, code === GrabCode.ACCEPTED && payload ? 'accepted' : 'refused');
   if (code !== GrabCode.ACCEPTED || !payload) {
     giveBack();
+    // This user's earlier grab, in this process, holds the unit but is still waiting for its
+    // confirm and may yet give it back: "already bought" would be a promise it cannot keep.
+    if (code === GrabCode.ALREADY_BOUGHT && unconfirmed.has(`${input.voucherId}:${input.userId}`)) throw stillConfirming();
     const remember = rememberable[code];
     if (remember && memory && (code !== GrabCode.SOLD_OUT || soldOutEverywhere)) memory.record(input.voucherId, remember, mark, code === GrabCode.NOT_STARTED ? Number(payload) || 0 : undefined);
     // A merchant's room stays one (set at creation): the next token-less grab here is refused
@@ -162,12 +166,39 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   if (!Number.isSafeInteger(at) || at <= 0) throw new Error(`grab script returned no acceptance time: ${String(third)}`);
   const msg: OrderMessage = { v: 1, orderId, userId: input.userId, voucherId: input.voucherId, at };
   // Published with the rest of this turn's orders (lib/seckill/publish-batch.ts); 200 only once confirmed.
+  const mine = `${input.voucherId}:${input.userId}`;
+  unconfirmed.add(mine);
   try {
     await publishSoon(msg);
   } catch (err) {
-    return giveBackUnconfirmed(db, redis, msg, err);
+    return await giveBackUnconfirmed(db, redis, msg, err);
+  } finally {
+    unconfirmed.delete(mine);
   }
   return { orderId, status: 'pending' };
+}
+
+/**
+ * `<voucherId>:<userId>` of the grabs of this process that Redis accepted and whose confirm (or
+ * give-back) is still under way. A second grab of the same user is refused ALREADY_BOUGHT by the
+ * script while the first holds the unit; if the first then gives it back, that buyer would end
+ * with nothing after hearing "already bought". Its reply reaches us before the give-back's (one
+ * connection to the slot's node, replies in order), so the entry is still here: it answers 503.
+ * A grab on another web process still hears ALREADY_BOUGHT (docs/flash-sale.md#what-a-200-means).
+ */
+const unconfirmed = new Set<string>();
+
+const stillConfirming = () => new AppError('SERVICE_UNAVAILABLE', '你的上一次抢购正在处理中，请稍后查看订单或重试', { retryAfter: 1 });
+
+/**
+ * The grab script got no answer in REDIS_COMMAND_TIMEOUT_MS (a cut link, a stalled node). It may
+ * have run: then its order sits in the outbox, the sweeper publishes it (OUTBOX_STALE_MS) and the
+ * worker writes it, and the buyer's retry hears ALREADY_BOUGHT. So: 503, nothing given back (the
+ * order id neither: it may be in use), and never a 200.
+ */
+function unanswered(err: unknown): never {
+  if (isCommandTimeout(err)) throw new AppError('SERVICE_UNAVAILABLE', '网络繁忙，抢购结果未能确认，请稍后查看订单或重试', { retryAfter: 1 });
+  throw err;
 }
 
 /** Retry-After (seconds) of a grab whose order could not be handed to the broker. */
@@ -210,13 +241,15 @@ export async function giveBackUnconfirmed(db: DB, redis: RedisClient, msg: Order
     }
     if (!voided) return pending;
   }
-  let released: boolean;
+  let released = false;
   try {
     released = await releaseOrder(redis, voucherId, orderId, userId);
   } catch (err) {
     log.warn({ orderId, voucherId, voided, err: errText(err) }, 'unconfirmed order could not be released');
     if (voided) throw unavailable();
-    return pending;
+    // A timed-out release may have run all the same (entry, buyer and unit gone, nothing handed
+    // over): the outbox can no longer be trusted to hold it. MySQL decides, as below.
+    if (!isCommandTimeout(err)) return pending;
   }
   if (released || voided) throw unavailable();
   // Never handed to the broker, and no entry left: Redis forgot it (then no order exists anywhere)
