@@ -49,11 +49,17 @@ echo "▶ fault suite (CI size)"; npx tsx e2e/faults/run.ts --ci
 # A Redis Cluster failover mid-sale with the replica made to fall behind first (about 45 s): the
 # forgotten grabs are repaired by the worker itself, every 200 reads created/failed to its buyer.
 echo "▶ failover mid-sale";     npx tsx e2e/faults/failover.ts --ci
+# The same over a sale spread on 3 stock buckets, bucket 1's master killed (docs/buckets.md).
+echo "▶ failover mid-sale, 3 buckets"; npx tsx e2e/faults/failover.ts --ci --buckets 3
 # A RabbitMQ node lost mid-sale (about 80 s): a fresh 3-node cluster, the orders queue's leader
 # SIGKILLed while buyers grab through it; grabs keep being accepted, 0 lost (docs/rabbitmq.md#a-node-lost-mid-sale).
 echo "▶ broker node lost mid-sale"; npx tsx e2e/faults/rabbit-cluster.ts --ci --via-victim
 # The node that leads the (quorum) payment-timeout queues SIGKILLed while 40 timeouts wait out
 # their TTL (about 2 min): every order still cancelled by its message (docs/rabbitmq.md).
 echo "▶ broker node lost while timeouts wait"; npx tsx e2e/faults/rabbit-timeout.ts
+# Links cut, not processes killed (root; about 3 min): hosts in network namespaces; a sale's Redis
+# master cut off from the majority, a web host cut off from Redis, the orders-queue leader cut off
+# then killed (docs/testing.md#partitions). Prints SKIPPED where namespaces cannot be made.
+echo "▶ partitions (CI size)"; npx tsx e2e/faults/partitions.ts --ci
 echo "▶ browser e2e";          npx playwright test -c e2e/playwright.config.ts
 echo "▶ browser e2e: order lifecycle (12 s payment window)"; ORDER_PAY_TIMEOUT_SECONDS=12 npx playwright test -c e2e/playwright.config.ts e2e/lifecycle.spec.ts
