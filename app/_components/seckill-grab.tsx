@@ -7,10 +7,11 @@
  * here only drives the countdown.
  */
 import Link from 'next/link';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
 import { mayGrab, ReservationBox, useReservation } from '@/app/_components/seckill-reservation';
 import { WaitlistBox } from '@/app/_components/seckill-waitlist';
+import { usePendingOrder } from '@/app/_components/use-pending-order';
 
 export interface SeckillGrabProps {
   voucherId: string;
@@ -80,38 +81,6 @@ function useNow(): number | null {
   return now;
 }
 
-/** Polls GET /api/orders/{id} with a gentle backoff until the order leaves `pending`. */
-function useOrderPolling(outcome: Outcome | null, onSettled: (poll: OrderPoll) => void) {
-  const orderId = outcome?.kind === 'order' && outcome.state === 'pending' ? outcome.orderId : null;
-  // The countdown re-renders every second; the poll loop must not restart with it.
-  const settled = useRef(onSettled);
-  useEffect(() => {
-    settled.current = onSettled;
-  });
-  useEffect(() => {
-    if (!orderId) return;
-    let cancelled = false;
-    let delay = 400;
-    let timer: ReturnType<typeof setTimeout>;
-    const poll = async () => {
-      try {
-        const o = await api<OrderPoll>(`/api/orders/${orderId}`);
-        if (cancelled) return;
-        if (o.state !== 'pending') return settled.current(o);
-      } catch {
-        // A blip (or the order not visible for a moment): keep polling.
-      }
-      delay = Math.min(delay * 1.5, 3000);
-      if (!cancelled) timer = setTimeout(poll, delay);
-    };
-    timer = setTimeout(poll, delay);
-    return () => {
-      cancelled = true;
-      clearTimeout(timer);
-    };
-  }, [orderId]);
-}
-
 export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: SeckillGrabProps) {
   const now = useNow();
   const [busy, setBusy] = useState(false);
@@ -124,7 +93,8 @@ export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: Seckil
   // This buyer gave a unit of this sale back (cancelled, timed out, refunded): the server refuses every further grab.
   const forfeited = outcome?.kind === 'refused' && outcome.code === 'FORFEITED';
 
-  useOrderPolling(outcome, (p) => setOutcome((o) => (o?.kind === 'order' ? { ...o, state: p.state, failReason: p.failReason, keptOrderId: p.keptOrderId } : o)));
+  const pendingId = outcome?.kind === 'order' && outcome.state === 'pending' ? outcome.orderId : null;
+  usePendingOrder<OrderPoll>(pendingId, (p) => setOutcome((o) => (o?.kind === 'order' ? { ...o, state: p.state, failReason: p.failReason, keptOrderId: p.keptOrderId } : o)));
 
   async function grab() {
     setBusy(true);

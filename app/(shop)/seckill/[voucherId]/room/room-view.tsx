@@ -7,8 +7,9 @@
  * the 立即抢购 button that posts to the URL the token makes; then the order.
  */
 import Link from 'next/link';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
+import { usePendingOrder } from '@/app/_components/use-pending-order';
 import { AltchaGate } from './altcha-gate';
 
 interface Look {
@@ -116,7 +117,8 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
       setGrab({ kind: 'error', code: err.code, text: err.message });
     }
   }
-  useOrderPoll(grab, setGrab);
+  const pendingId = grab.kind === 'order' && grab.state === 'pending' ? grab.orderId : null;
+  usePendingOrder<{ state: 'pending' | 'created' | 'failed' }>(pendingId, (o) => pendingId && setGrab({ kind: 'order', orderId: pendingId, state: o.state }));
 
   const begin = Date.parse(beginTime);
   const soldOut = look?.state === 'soldout' || (grab.kind === 'error' && grab.code === 'SOLD_OUT');
@@ -219,33 +221,3 @@ function GrabLine({ grab }: { grab: Grab }) {
   return null;
 }
 
-/** Polls the order until the worker wrote it (like the shop page's grab box). */
-function useOrderPoll(grab: Grab, setGrab: (g: Grab) => void) {
-  const orderId = grab.kind === 'order' && grab.state === 'pending' ? grab.orderId : null;
-  const set = useRef(setGrab);
-  useEffect(() => {
-    set.current = setGrab;
-  });
-  useEffect(() => {
-    if (!orderId) return;
-    let stopped = false;
-    let delay = 400;
-    let timer: ReturnType<typeof setTimeout>;
-    const poll = async () => {
-      try {
-        const o = await api<{ state: 'pending' | 'created' | 'failed' }>(`/api/orders/${orderId}`);
-        if (stopped) return;
-        if (o.state !== 'pending') return set.current({ kind: 'order', orderId, state: o.state });
-      } catch {
-        // keep polling
-      }
-      delay = Math.min(delay * 1.5, 3000);
-      if (!stopped) timer = setTimeout(poll, delay);
-    };
-    timer = setTimeout(poll, delay);
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [orderId]);
-}
