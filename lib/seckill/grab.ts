@@ -148,7 +148,10 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
     giveBack();
     // This user's earlier grab, in this process, holds the unit but is still waiting for its
     // confirm and may yet give it back: "already bought" would be a promise it cannot keep.
-    if (code === GrabCode.ALREADY_BOUGHT && unconfirmed.has(`${input.voucherId}:${input.userId}`)) throw stillConfirming();
+    if (code === GrabCode.ALREADY_BOUGHT) {
+      const firstGrab = unconfirmed.get(`${input.voucherId}:${input.userId}`);
+      if (firstGrab && !(await firstGrab)) throw stillConfirming();
+    }
     const remember = rememberable[code];
     if (remember && memory && (code !== GrabCode.SOLD_OUT || soldOutEverywhere)) memory.record(input.voucherId, remember, mark, code === GrabCode.NOT_STARTED ? Number(payload) || 0 : undefined);
     // A merchant's room stays one (set at creation): the next token-less grab here is refused
@@ -167,13 +170,19 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   const msg: OrderMessage = { v: 1, orderId, userId: input.userId, voucherId: input.voucherId, at };
   // Published with the rest of this turn's orders (lib/seckill/publish-batch.ts); 200 only once confirmed.
   const mine = `${input.voucherId}:${input.userId}`;
-  unconfirmed.add(mine);
+  let settle!: (kept: boolean) => void;
+  unconfirmed.set(mine, new Promise<boolean>((resolve) => (settle = resolve)));
+  let kept = false;
   try {
     await publishSoon(msg);
+    kept = true;
   } catch (err) {
-    return await giveBackUnconfirmed(db, redis, msg, err);
+    const r = await giveBackUnconfirmed(db, redis, msg, err);
+    kept = true; // MySQL already had it: the order stands
+    return r;
   } finally {
     unconfirmed.delete(mine);
+    settle(kept);
   }
   return { orderId, status: 'pending' };
 }
@@ -183,10 +192,12 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
  * give-back) is still under way. A second grab of the same user is refused ALREADY_BOUGHT by the
  * script while the first holds the unit; if the first then gives it back, that buyer would end
  * with nothing after hearing "already bought". Its reply reaches us before the give-back's (one
- * connection to the slot's node, replies in order), so the entry is still here: it answers 503.
- * A grab on another web process still hears ALREADY_BOUGHT (docs/flash-sale.md#what-a-200-means).
+ * connection to the slot's node, replies in order), so the entry is still here: the second grab
+ * waits for the first to settle (a confirm is milliseconds) and then answers ALREADY_BOUGHT if the
+ * first kept its unit, 503 (retry) if it gave it back. A grab on another web process still hears
+ * ALREADY_BOUGHT at once (docs/flash-sale.md#what-a-200-means).
  */
-const unconfirmed = new Set<string>();
+const unconfirmed = new Map<string, Promise<boolean>>();
 
 const stillConfirming = () => new AppError('SERVICE_UNAVAILABLE', '你的上一次抢购正在处理中，请稍后查看订单或重试', { retryAfter: 1 });
 
