@@ -37,7 +37,10 @@ afterAll(async () => {
   await Promise.all([closeDb(), closeRedis()]);
 });
 
-describe('a grab whose Redis reply never comes', () => {
+// One Redis behind a TCP proxy: a cluster client follows the nodes' announced addresses around
+// it, so on a cluster the cut is the partitions suite's (e2e/faults/partitions.ts, a web host cut
+// off from Redis).
+describe.skipIf(env.REDIS_CLUSTER_NODES.length > 0)('a grab whose Redis reply never comes', () => {
   it('answers 503 in about a second, never 200; the order it took is found by the sweeper and written', async () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 3 });
     const [warm, u] = await createTestUsers(db, redis, 2);
