@@ -91,7 +91,10 @@ let scrape: { at: number; p: Promise<[string, SaleNumbers][]> } | undefined;
 function scrapeSales(redis: RedisClient): Promise<[string, SaleNumbers][]> {
   if (scrape && Date.now() - scrape.at < 500) return scrape.p;
   const p = (async () => {
-    const vids = (await redis.smembers(keys.seckillActive())).slice(0, MAX_SCRAPED);
+    // The newest sales when there are more than MAX_SCRAPED (ids grow with time; a set's order is
+    // arbitrary, so a plain slice dropped a live sale once many ended ones were still listed).
+    const byNewest = (a: string, b: string) => b.length - a.length || (a < b ? 1 : a > b ? -1 : 0);
+    const vids = (await redis.smembers(keys.seckillActive())).sort(byNewest).slice(0, MAX_SCRAPED);
     return Promise.all(vids.map(async (v) => [v, await readSaleNumbers(redis, v)] as [string, SaleNumbers]));
   })();
   scrape = { at: Date.now(), p };
