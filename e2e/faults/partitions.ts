@@ -116,6 +116,11 @@ async function main(): Promise<number> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'production',
+    // The web hosts listen beyond loopback (their namespace address): the listen guard refuses that
+    // with the demo's dev SMS / payment doors open, which a checkout's .env.local (scripts/ensure-deps.sh)
+    // turns on. The buyers' sessions are made directly; neither door is needed here.
+    ALLOW_DEV_SMS_IN_PRODUCTION: 'false',
+    ALLOW_DEV_PAYMENT_IN_PRODUCTION: 'false',
     WEB_CONCURRENCY: '1',
     DATABASE_URL: mysql.url,
     REDIS_CLUSTER_NODES: nodes,
