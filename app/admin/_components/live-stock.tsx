@@ -96,29 +96,11 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
           {tickError}
         </p>
       )}
-      <dl className="grid grid-cols-2 gap-3 md:grid-cols-4">
-        {cells.map(([id, label, value, hint]) => (
-          <div key={id} className="rounded-lg bg-white p-4 shadow-sm" title={hint}>
-            <dt className="text-xs text-gray-600">{label}</dt>
-            <dd className="mt-1 text-2xl font-semibold tabular-nums" data-testid={`live-${id}`}>
-              {value ?? '—'}
-            </dd>
-          </div>
-        ))}
-      </dl>
+      <NumberCells cells={cells} />
       {saleCells.length > 0 && (
         <>
           <h2 className="pt-2 font-medium">抢购、预约与候补</h2>
-          <dl className="grid grid-cols-2 gap-3 md:grid-cols-4">
-            {saleCells.map(([id, label, value, hint]) => (
-              <div key={id} className="rounded-lg bg-white p-4 shadow-sm" title={hint}>
-                <dt className="text-xs text-gray-600">{label}</dt>
-                <dd className="mt-1 text-2xl font-semibold tabular-nums" data-testid={`live-${id}`}>
-                  {value ?? '—'}
-                </dd>
-              </div>
-            ))}
-          </dl>
+          <NumberCells cells={saleCells} />
         </>
       )}
       {n.buckets && (
@@ -158,5 +140,21 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
         <StockChart series={series} />
       </div>
     </div>
+  );
+}
+
+/** A grid of labelled numbers (id → data-testid `live-<id>`; the hint is the cell's title). */
+function NumberCells({ cells }: { cells: [string, string, number | null, string?][] }) {
+  return (
+    <dl className="grid grid-cols-2 gap-3 md:grid-cols-4">
+      {cells.map(([id, label, value, hint]) => (
+        <div key={id} className="rounded-lg bg-white p-4 shadow-sm" title={hint}>
+          <dt className="text-xs text-gray-600">{label}</dt>
+          <dd className="mt-1 text-2xl font-semibold tabular-nums" data-testid={`live-${id}`}>
+            {value ?? '—'}
+          </dd>
+        </div>
+      ))}
+    </dl>
   );
 }
