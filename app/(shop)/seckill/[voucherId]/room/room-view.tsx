@@ -10,19 +10,11 @@ import Link from 'next/link';
 import { useEffect, useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
 import { usePendingOrder } from '@/app/_components/use-pending-order';
+import type { RoomView } from '@/lib/seckill/room/room';
 import { AltchaGate } from './altcha-gate';
 
-interface Look {
-  state: 'none' | 'waiting' | 'admitted' | 'soldout';
-  position: number | null;
-  ahead: number | null;
-  estimateMs: number | null;
-  shuffled: boolean;
-  issued: number;
-  served: number;
-  beginTime: number;
-  ticket: string | null;
-}
+/** What the room route answers (lib/seckill/room/room.ts). */
+type Look = RoomView;
 
 type Grab = { kind: 'idle' } | { kind: 'busy' } | { kind: 'order'; orderId: string; state: 'pending' | 'created' | 'failed' } | { kind: 'error'; code: string; text: string };
 
