@@ -20,7 +20,7 @@ import { lockVoucherRow, shiftSeckillStock, updateSeckillWindow, updateVoucherCo
 import type { UpdateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { getVoucher, requireVoucherAccess } from '@/lib/voucher/voucher.service';
 import { auditSnapshot, toVoucherView, voucherState, type VoucherView } from '@/lib/voucher/voucher.view';
-import { afterVoucherWrite, shiftRedisStock, syncRedisUntilAgreed, underVoucherLock } from '@/lib/voucher/voucher-sync';
+import { afterVoucherWrite, syncRedisUntilAgreed, takeRedisStock, underVoucherLock } from '@/lib/voucher/voucher-sync';
 import { addStockAudited } from '@/lib/voucher/voucher-stock';
 
 export interface UpdatedVoucher {
@@ -37,12 +37,12 @@ export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id
     const plan = planEdit(await requireVoucherAccess(db, actor, id), patch, new Date());
     if (plan.changed.length === 0) return { voucher: await getVoucher(db, redis, actor, id), redisSynced: true };
 
-    let redisTaken = 0;
+    let giveBack: (() => Promise<void>) | null = null;
     let needsPreheat = plan.window !== null;
     if (plan.stockDelta < 0) {
-      const r = await shiftRedisStock(redis, id, plan.stockDelta);
-      if (r === 'short') throw await soldTooMuch(redis, id);
-      if (r === 'ok') redisTaken = -plan.stockDelta;
+      const r = await takeRedisStock(redis, id, -plan.stockDelta);
+      if (r.status === 'short') throw await soldTooMuch(redis, id);
+      if (r.status === 'ok') giveBack = r.giveBack;
       else needsPreheat = true; // not in Redis: MySQL's guard decides, preheat rebuilds
     }
     if (plan.stockDelta > 0) await addStockAudited(db, redis, actor, id, plan.stockDelta);
@@ -66,7 +66,7 @@ export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id
         }
       });
     } catch (e) {
-      if (redisTaken > 0) await shiftRedisStock(redis, id, redisTaken);
+      if (giveBack) await giveBack();
       throw e;
     }
     await afterVoucherWrite(db, redis, id);

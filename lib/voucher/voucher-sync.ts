@@ -10,6 +10,9 @@ import { Backoff } from '@/lib/backoff';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { preheatVoucher } from '@/lib/seckill/preheat';
+import { bucketCount } from '@/lib/seckill/buckets/count';
+import { giveBackToBuckets, takeFromBuckets } from '@/lib/seckill/buckets/lower';
+import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 import { AppError } from '@/lib/errors';
 import { LockTimeoutError, withLock } from '@/lib/lock';
 import { invalidateShopVouchers } from '@/lib/shop/shop.cache';
@@ -82,10 +85,24 @@ export async function syncRedisLocked(db: Executor, redis: RedisClient, voucherI
   });
 }
 
-/** Redis half of lowering the total stock: 'ok', 'short' (less unsold than asked) or 'absent'. */
-export async function shiftRedisStock(redis: RedisClient, voucherId: string, delta: number): Promise<'ok' | 'short' | 'absent'> {
-  const r = await runScript<number>(redis, 'voucher-shift-stock', [keys.seckillMeta(voucherId), keys.seckillStock(voucherId)], [delta]);
-  return r >= 0 ? 'ok' : r === -1 ? 'short' : 'absent';
+/**
+ * Redis half of lowering the total stock by `units`: 'short' (less unsold than asked, nothing
+ * taken), 'absent' (not preheated), or 'ok' with `giveBack`, which undoes it when MySQL then refuses.
+ * A bucketed sale gives up units from every bucket, richest first (lib/seckill/buckets/lower.ts).
+ */
+export async function takeRedisStock(redis: RedisClient, voucherId: string, units: number): Promise<{ status: 'ok'; giveBack: () => Promise<void> } | { status: 'short' | 'absent' }> {
+  const n = await bucketCount(redis, voucherId);
+  if (n > 1) {
+    const r = await takeFromBuckets(redis, voucherId, n, units);
+    if (r.status !== 'ok') return r;
+    return { status: 'ok', giveBack: () => giveBackToBuckets(redis, voucherId, n, r.taken).then(() => notifySeckillChanged(redis, voucherId)) };
+  }
+  const shift = (delta: number) => runScript<number>(redis, 'voucher-shift-stock', [keys.seckillMeta(voucherId), keys.seckillStock(voucherId)], [delta]);
+  const r = await shift(-units);
+  if (r === -1) return { status: 'short' };
+  if (r < 0) return { status: 'absent' };
+  // The units were on sale a moment ago: a process that learned "sold out" meanwhile must forget it.
+  return { status: 'ok', giveBack: () => shift(units).then(() => notifySeckillChanged(redis, voucherId)) };
 }
 
 /**

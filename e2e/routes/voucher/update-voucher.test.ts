@@ -18,6 +18,7 @@ import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { createTestUsers, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { listAudit } from '@/lib/audit/audit';
+import { homeBucket } from '@/lib/seckill/buckets/tags';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 
 let f: ConsoleFixture;
@@ -130,6 +131,50 @@ describe('edit a live sale', () => {
     expect(audits.filter((a) => a.action === 'voucher.take-down')).toHaveLength(1);
     expect((await patch(id, { title: 'x' })).status).toBe(409);
     expect((await patch(id, { status: 'taken_down', title: 'x' })).status).toBe(400);
+  });
+
+  it('a 3-bucket sale\'s stock goes down by units from every bucket, even when the first bucket sold out; never below what is sold', async () => {
+    const id = await create({ stock: 12, buckets: 3 });
+    // Four buyers whose home is bucket 0 empty its share of 4 (no stock move is needed for them).
+    const home0 = users.filter((u) => homeBucket(u.userId, 3) === 0).slice(0, 4);
+    expect(home0).toHaveLength(4);
+    expect((await Promise.all(home0.map((u, i) => grab(u, id, 40 + i)))).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    await drained(id);
+    expect((await readSeckillState(redis, id))?.buckets?.map((b) => b.remaining)).toEqual([0, 4, 4]);
+
+    // Lowering by 6 needs the other buckets' units (bucket 0 has none unsold).
+    const ok = await patch(id, { stock: 6 });
+    expect(ok.status).toBe(200);
+    const s = await readSeckillState(redis, id);
+    expect(s).toMatchObject({ initial: 6, remaining: 2, buyers: 4 });
+    expect(s?.buckets?.reduce((a, b) => a + b.initial, 0)).toBe(6);
+    expect(ok.json.data.voucher).toMatchObject({ seckill: { initialStock: 6 } });
+    await assertInvariants(id, { drained: true });
+
+    // Below what is sold: refused, and nothing was taken from any bucket.
+    const below = await patch(id, { stock: 3 });
+    expect(below.status).toBe(400);
+    expect(below.json.error.fields.stock).toContain('4');
+    expect((await readSeckillState(redis, id))?.buckets?.map((b) => b.initial)).toEqual(s?.buckets?.map((b) => b.initial));
+    await assertInvariants(id, { drained: true });
+  });
+
+  it('a 3-bucket sale lowered while buyers grab: Redis and MySQL agree, never oversold', async () => {
+    const id = await create({ stock: 30, buckets: 3 });
+    const buyers = users.slice(0, 30);
+    const [edit, ...grabs] = await Promise.all([
+      new Promise((r) => setTimeout(r, 5)).then(() => patch(id, { stock: 12 })),
+      ...buyers.map((u, i) => grab(u, id, 100 + i)),
+    ]);
+    expect([200, 400]).toContain(edit!.status);
+    const accepted = grabs.filter((r) => r.status === 200).length;
+    const data = await drained(id);
+    const s = await readSeckillState(redis, id);
+    expect(s!.buyers).toBe(accepted);
+    expect(s!.initial).toBe(edit!.status === 200 ? 12 : 30);
+    expect(accepted).toBeLessThanOrEqual(s!.initial);
+    expect(data.consistency.status).toBe('consistent');
+    await assertInvariants(id, { drained: true });
   });
 
   it('concurrent stock edits never leave Redis and MySQL apart', async () => {

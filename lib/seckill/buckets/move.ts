@@ -56,7 +56,7 @@ export async function deliverMove(redis: RedisClient, vid: string, n: number, m:
  * its last, under the move lock. A mover that died left it odd: the next mover or recovery (under
  * the lock, so no live mover) brings it back to even once the journal is delivered.
  */
-async function seqTo(redis: RedisClient, vid: string, parity: 0 | 1): Promise<void> {
+export async function seqTo(redis: RedisClient, vid: string, parity: 0 | 1): Promise<void> {
   const k = keys.seckillMoveSeq(vid);
   if ((await redis.incr(k)) % 2 !== parity) await redis.incr(k);
 }
