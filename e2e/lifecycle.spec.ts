@@ -9,11 +9,11 @@
 import { expect, test, type Page } from '@playwright/test';
 import { JourneyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
+import { shot } from './support/look';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
 const TIMEOUT_S = Number(process.env.ORDER_PAY_TIMEOUT_SECONDS ?? 900);
-const SHOTS = process.env.E2E_SCREENSHOTS;
 let data: JourneyData;
 let shopId = '';
 
@@ -27,10 +27,6 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   await data?.dispose();
 });
-
-const shot = async (page: Page, name: string) => {
-  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-};
 
 async function grabOnShopPage(page: Page, title: string) {
   await page.goto(`/shops/${shopId}`);

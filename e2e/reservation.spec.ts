@@ -4,7 +4,7 @@
  *   立即预约 → 已预约 + the count → the sale starts, the draw runs → 已中签 → 立即抢购 → the order
  * and the merchant's console shows the reservations and the draw.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { JourneyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
 import { createDb } from '../lib/db/client';
@@ -12,10 +12,10 @@ import { createRedis } from '../lib/redis/client';
 import { gateSale } from '../lib/seckill/reservation/reservation';
 import { preheatVoucher } from '../lib/seckill/preheat';
 import { invalidateShopVouchers } from '../lib/shop/shop.cache';
+import { look } from './support/look';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
-const SHOTS = process.env.E2E_SCREENSHOTS;
 const STARTS_IN_MS = 35_000;
 let data: JourneyData;
 let shopId = '';
@@ -33,10 +33,6 @@ test.afterAll(async () => {
   redis.disconnect();
 });
 
-const shot = async (page: Page, name: string) => {
-  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-};
-
 test('预约抽签: reserve → 已预约 + count → the start → 已中签 → grab → order; the console shows the draw', async ({ page, browser }) => {
   test.setTimeout(150_000);
   const v = await data.voucher({ stock: 1, label: '预约', startsInMs: STARTS_IN_MS });
@@ -53,13 +49,13 @@ test('预约抽签: reserve → 已预约 + count → the start → 已中签 �
   await expect(reservation.getByTestId('reservation-seed')).toContainText('种子哈希');
   await expect(box.getByTestId('seckill-button')).toBeDisabled();
   await box.scrollIntoViewIfNeeded();
-  await shot(page, 'reservation-open');
+  await look(page, 'reservation-open');
 
   await reservation.getByTestId('reservation-button').click();
   await expect(reservation.getByTestId('reservation-state')).toHaveAttribute('data-me', 'reserved');
   await expect(reservation.getByTestId('reservation-count')).toHaveText('1 人已预约');
   await expect(reservation.getByTestId('reservation-button')).toHaveText('取消预约');
-  await shot(page, 'reservation-reserved');
+  await look(page, 'reservation-reserved');
   // A reload still says so (the server's word, not the page's memory).
   await page.reload();
   await expect(reservation.getByTestId('reservation-state')).toHaveAttribute('data-me', 'reserved');
@@ -71,17 +67,17 @@ test('预约抽签: reserve → 已预约 + count → the start → 已中签 �
   await expect(reservation.getByTestId('reservation-seed')).toContainText('1/1 人中签');
   await expect(box.getByTestId('seckill-button')).toHaveText('立即抢购');
   await expect(reservation.getByTestId('reservation-state')).toHaveText('已中签，可以抢购');
-  await shot(page, 'reservation-won');
+  await look(page, 'reservation-won');
 
   await box.getByTestId('seckill-button').click();
   const result = box.getByTestId('seckill-result');
   await expect(result).toHaveAttribute('data-state', 'created', { timeout: 15_000 });
-  await shot(page, 'reservation-grabbed');
+  await look(page, 'reservation-grabbed');
   await result.getByTestId('seckill-order-link').click();
   await expect(page).toHaveURL(/\/orders/);
   const item = page.getByTestId('order-item').filter({ hasText: v.title });
   await expect(item.getByTestId('order-status')).toHaveText('待支付');
-  await shot(page, 'reservation-order');
+  await look(page, 'reservation-order');
 
   // Someone who did not reserve: told so, the button stays shut.
   const other = await browser.newContext();
@@ -92,7 +88,7 @@ test('预约抽签: reserve → 已预约 + count → the start → 已中签 �
   await expect(theirs.getByTestId('reservation-state')).toHaveAttribute('data-me', 'none');
   await expect(theirs.getByTestId('seckill-button')).toBeDisabled();
   await theirs.scrollIntoViewIfNeeded();
-  await shot(stranger, 'reservation-stranger');
+  await look(stranger, 'reservation-stranger');
   await other.close();
 
   const merchant = await browser.newContext({ viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false });
@@ -101,13 +97,13 @@ test('预约抽签: reserve → 已预约 + count → the start → 已中签 �
   await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, '/admin/vouchers/new');
   await console_.getByTestId('voucher-reservation-mode').selectOption('draw');
   await expect(console_.getByTestId('voucher-reserve-begin')).toBeVisible();
-  await shot(console_, 'reservation-new-voucher-form');
+  await look(console_, 'reservation-new-voucher-form');
   await console_.goto(`/admin/vouchers/${v.id}`);
   const panel = console_.getByTestId('reservation-panel');
   await expect(panel.getByTestId('reservation-total')).toHaveText('1');
   await expect(panel.getByTestId('reservation-per-minute').locator('li')).toHaveCount(1);
   await expect(panel.getByTestId('draw-winners')).toHaveText('1');
   await expect(panel.getByTestId('draw-result')).toContainText('按公布的种子重算结果一致');
-  await shot(console_, 'reservation-console');
+  await look(console_, 'reservation-console');
   await merchant.close();
 });

@@ -6,7 +6,7 @@
  *   at the start → live: 排队抢购 → the place with people ahead goes down → 轮到你了 → the altcha
  *   widget solves the gate → 立即抢购 → the order (待支付) → a latecomer hears 已抢光.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { JourneyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
 import { createDb } from '../lib/db/client';
@@ -15,10 +15,10 @@ import { preheatVoucher } from '../lib/seckill/preheat';
 import { invalidateShopVouchers } from '../lib/shop/shop.cache';
 import { insertRoom } from '../lib/seckill/room/room.repository';
 import { lookRoom } from '../lib/seckill/room/room';
+import { look } from './support/look';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
-const SHOTS = process.env.E2E_SCREENSHOTS;
 let data: JourneyData;
 let shopId = '';
 const db = createDb(undefined, 2);
@@ -34,10 +34,6 @@ test.afterAll(async () => {
   await db.destroy();
   redis.disconnect();
 });
-
-const shot = async (page: Page, name: string) => {
-  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-};
 
 /** A flash sale put behind the room (a cheap gate: the browser solves it in well under a second). */
 async function roomSale(label: string, startsInMs: number, stock: number) {
@@ -58,12 +54,12 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   const earlyBox = page.getByTestId('voucher').filter({ hasText: early.title }).getByTestId('seckill-grab');
   await expect(earlyBox.getByTestId('seckill-room-link')).toHaveText('提前排队');
   await earlyBox.scrollIntoViewIfNeeded();
-  await shot(page, 'room-card');
+  await look(page, 'room-card');
   await earlyBox.getByTestId('seckill-room-link').click();
   await expect(page).toHaveURL(new RegExp(`/seckill/${early.id}/room$`));
   await expect(page.getByTestId('room-prestart')).toContainText('随机排序');
   await expect(page.getByTestId('room-position')).toHaveText('1');
-  await shot(page, 'room-prestart');
+  await look(page, 'room-prestart');
   // A reload keeps the place.
   await page.reload();
   await expect(page.getByTestId('room-position')).toHaveText('1');
@@ -81,19 +77,19 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await expect(page.getByTestId('room-waiting')).toBeVisible();
   const firstAhead = Number(await page.getByTestId('room-ahead').textContent());
   expect(firstAhead).toBeGreaterThan(0);
-  await shot(page, 'room-waiting');
+  await look(page, 'room-waiting');
   await expect.poll(async () => Number((await page.getByTestId('room-ahead').textContent({ timeout: 1000 }).catch(() => '0')) ?? 0), { timeout: 15_000 }).toBeLessThan(firstAhead);
 
   // Admitted: the widget solves the gate by itself, then the grab button.
   await expect(page.getByTestId('room-admitted')).toBeVisible({ timeout: 20_000 });
-  await shot(page, 'room-admitted');
+  await look(page, 'room-admitted');
   const grab = page.getByTestId('room-grab');
   await expect(grab).toHaveText('立即抢购', { timeout: 20_000 });
-  await shot(page, 'room-ready');
+  await look(page, 'room-ready');
   await grab.click();
   const result = page.getByTestId('room-result');
   await expect(result).toHaveAttribute('data-state', 'created', { timeout: 15_000 });
-  await shot(page, 'room-grabbed');
+  await look(page, 'room-grabbed');
   await result.getByTestId('room-order-link').click();
   await expect(page).toHaveURL(/\/orders/);
   await expect(page.getByTestId('order-item').filter({ hasText: v.title }).getByTestId('order-status')).toHaveText('待支付');
@@ -104,7 +100,7 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await loginBySms(late, undefined, '/');
   await late.goto(`/seckill/${v.id}/room`);
   await expect(late.getByTestId('room-soldout')).toContainText('已抢光');
-  await shot(late, 'room-soldout');
+  await look(late, 'room-soldout');
   await other.close();
 
   // The merchant's switch: the new-voucher form offers the room with its three costs.
@@ -113,6 +109,6 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await loginByPassword(console_, MERCHANT.phone, MERCHANT.password, '/admin/vouchers/new');
   await expect(console_.getByTestId('voucher-room').locator('option')).toHaveCount(4);
   await console_.getByTestId('voucher-room').selectOption('50000');
-  await shot(console_, 'room-new-voucher-form');
+  await look(console_, 'room-new-voucher-form');
   await merchant.close();
 });

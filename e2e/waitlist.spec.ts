@@ -7,6 +7,7 @@
 import { devices, expect, test, type Page } from '@playwright/test';
 import { JourneyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
+import { look } from './support/look';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
@@ -22,10 +23,6 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   await data?.dispose();
 });
-
-const shot = async (page: Page, name: string) => {
-  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-};
 
 /** The voucher card alone, where the waitlist lives (a full shop page is long and its header sticky). */
 const cardShot = async (page: Page, title: string, name: string) => {
@@ -54,11 +51,11 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   await expect(bBox.getByTestId('seckill-button')).toHaveText('已售罄');
   await expect(bBox.getByTestId('waitlist-join')).toBeVisible();
   await bBox.scrollIntoViewIfNeeded();
-  await shot(b, 'waitlist-sold-out');
+  await look(b, 'waitlist-sold-out');
   await cardShot(b, v.title, 'waitlist-sold-out');
   await bBox.getByTestId('waitlist-join').click();
   await expect(bBox.getByTestId('waitlist-position')).toContainText('第 1 位');
-  await shot(b, 'waitlist-waiting');
+  await look(b, 'waitlist-waiting');
   await cardShot(b, v.title, 'waitlist-waiting');
 
   // A cancels the order on the order page.
@@ -70,7 +67,7 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   // B's page hears about the offer by itself (it polls while waiting), with a countdown.
   await expect(bBox.getByTestId('waitlist-offer')).toBeVisible({ timeout: 10_000 });
   await expect(bBox.getByTestId('waitlist-countdown')).toHaveText(/^0[0-2]:\d\d$/);
-  await shot(b, 'waitlist-offer');
+  await look(b, 'waitlist-offer');
   await cardShot(b, v.title, 'waitlist-offer');
   await bBox.getByTestId('waitlist-claim').click();
   await expect(bBox.getByTestId('waitlist-bought')).toBeVisible();
@@ -78,7 +75,7 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   await expect(b).toHaveURL(/\/orders/);
   const bItem = b.getByTestId('order-item').filter({ hasText: v.title });
   await expect(bItem.getByTestId('order-status')).toHaveText('待支付', { timeout: 15_000 });
-  await shot(b, 'waitlist-order');
+  await look(b, 'waitlist-order');
   await bContext.close();
 
   // The merchant's live page shows the sale's waitlist numbers, and the badge counts the offer's unit.
@@ -91,6 +88,6 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   await expect(console_.getByTestId('live-waiting')).toHaveText('0');
   await expect(console_.getByTestId('live-grabs-accepted')).toHaveText('1');
   await expect(console_.getByTestId('live-badge')).toHaveAttribute('data-status', 'consistent', { timeout: 15_000 });
-  await shot(console_, 'waitlist-console-live');
+  await look(console_, 'waitlist-console-live');
   await merchant.close();
 });

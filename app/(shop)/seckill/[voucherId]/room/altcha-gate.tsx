@@ -42,7 +42,7 @@ export function AltchaGate({ challengeUrl, onSolved }: { challengeUrl: string; o
     el.addEventListener('statechange', onState);
     return () => el.removeEventListener('statechange', onState);
   }, [ready]);
-  if (!ready) return <p className="text-sm text-gray-400" data-testid="room-gate-loading">正在加载人机验证…</p>;
+  if (!ready) return <p className="text-sm text-gray-500" data-testid="room-gate-loading">正在加载人机验证…</p>;
   return (
     <div className="flex justify-center" data-testid="room-gate">
       {createElement('altcha-widget', { ref, challengeurl: challengeUrl, auto: 'onload', hidelogo: '', hidefooter: '', strings: STRINGS })}

@@ -121,7 +121,7 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
       <p className="text-xs text-gray-500">秒杀排队 · 排到你时完成人机验证即可抢购</p>
 
       <div className="mt-4 rounded-xl bg-white p-5 text-center shadow-sm" data-testid="room-card" data-state={soldOut ? 'soldout' : look?.state ?? 'loading'}>
-        {!look && !error && <p className="py-6 text-gray-400" data-testid="room-loading">正在进入排队…</p>}
+        {!look && !error && <p className="py-6 text-gray-500" data-testid="room-loading">正在进入排队…</p>}
         {!look && error && <p className="py-6 text-red-600" role="alert" data-testid="room-error">{error}</p>}
         {look && soldOut && (
           <div className="py-4" data-testid="room-soldout">
@@ -144,7 +144,7 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
               </p>
             )}
             <Progress served={look.served} position={look.position ?? 0} />
-            <p className="mt-3 text-xs text-gray-400">请勿关闭页面；刷新不会丢失排位</p>
+            <p className="mt-3 text-xs text-gray-500">请勿关闭页面；刷新不会丢失排位</p>
           </div>
         )}
         {look && !soldOut && look.state === 'admitted' && (
@@ -182,7 +182,7 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
         {look && error && !ended && <p className="mt-2 text-xs text-amber-600" data-testid="room-stale">{error}，正在重试…</p>}
         {ended && look && <p className="mt-2 text-sm text-gray-500">{error}</p>}
       </div>
-      <p className="mt-3 text-center text-xs text-gray-400">活动时间 {new Date(beginTime).toLocaleString('zh-CN', { hour12: false })} – {new Date(endTime).toLocaleString('zh-CN', { hour12: false })}</p>
+      <p className="mt-3 text-center text-xs text-gray-500">活动时间 {new Date(beginTime).toLocaleString('zh-CN', { hour12: false })} – {new Date(endTime).toLocaleString('zh-CN', { hour12: false })}</p>
     </section>
   );
 }
