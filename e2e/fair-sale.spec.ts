@@ -8,39 +8,19 @@
  * The web server admits 3 tickets a second here (ROOM_ADMIT_MAX_PER_SECOND, e2e/playwright.config.ts).
  */
 import { devices, expect, test, type Page } from '@playwright/test';
-import { JourneyData } from './support/journey-data';
+import { journeyData } from './support/journey-data';
 import { loginBySms } from './support/login';
 import { look } from './support/look';
-import { createDb } from '../lib/db/client';
-import { createRedis } from '../lib/redis/client';
-import { gateSale } from '../lib/seckill/reservation/reservation';
-import { insertRoom } from '../lib/seckill/room/room.repository';
-import { lookRoom } from '../lib/seckill/room/room';
-import { preheatVoucher } from '../lib/seckill/preheat';
-import { invalidateShopVouchers } from '../lib/shop/shop.cache';
 
 const SHOP = '103茶餐厅'; // seeded
 const STARTS_IN_MS = 30_000;
-let data: JourneyData;
-let shopId = '';
-const db = createDb(undefined, 2);
-const redis = createRedis();
 
-test.beforeAll(async () => {
-  data = new JourneyData(SHOP);
-  shopId = await data.shopId();
-});
-
-test.afterAll(async () => {
-  await data?.dispose();
-  await db.destroy();
-  redis.disconnect();
-});
+const f = journeyData(SHOP);
 
 const grabBox = (page: Page, title: string) => page.getByTestId('voucher').filter({ hasText: title }).getByTestId('seckill-grab');
 
 async function reserve(page: Page, title: string): Promise<void> {
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const reservation = grabBox(page, title).getByTestId('reservation');
   await reservation.getByTestId('reservation-button').click();
   await expect(reservation.getByTestId('reservation-state')).toHaveAttribute('data-me', 'reserved');
@@ -48,12 +28,8 @@ async function reserve(page: Page, title: string): Promise<void> {
 
 test('reserve → the room (the place goes down) → the gate → grab → order; a second buyer gets the cancelled unit from the waitlist', async ({ page, browser }) => {
   test.setTimeout(180_000);
-  const v = await data.voucher({ stock: 1, label: '公平', startsInMs: STARTS_IN_MS });
+  const v = await f.data.voucher({ stock: 1, label: '公平', startsInMs: STARTS_IN_MS, reservation: 'first-come', room: { powCost: 5000 } });
   const begin = Date.now() + STARTS_IN_MS;
-  await db.transaction().execute((trx) => gateSale(trx, v.id, 'first-come', new Date(Date.now() - 60_000)));
-  await insertRoom(db, { voucherId: v.id, powCost: 5000 });
-  await preheatVoucher(db, redis, v.id);
-  await invalidateShopVouchers(redis, shopId);
 
   // Both reserve before the start.
   await loginBySms(page, undefined, '/');
@@ -67,9 +43,9 @@ test('reserve → the room (the place goes down) → the gate → grab → order
 
   // 9 people take tickets before the start (through the room's own code, as other browsers would);
   // they are shuffled at the start, and A, arriving after it, queues behind them.
-  for (let i = 1; i <= 9; i++) await lookRoom(db, redis, v.id, String(970_000_000 + i), true);
+  await f.data.roomTickets(v.id, 9, 970_000_001);
   await page.waitForTimeout(Math.max(0, begin - Date.now()) + 300);
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const aBox = grabBox(page, v.title);
   await expect(aBox.getByTestId('seckill-room-link')).toHaveText('排队抢购');
   await aBox.getByTestId('seckill-room-link').click();
@@ -91,7 +67,7 @@ test('reserve → the room (the place goes down) → the gate → grab → order
   await expect(aItem.getByTestId('order-status')).toHaveText('待支付');
 
   // B: the unit is gone; the card offers the waitlist instead of the room.
-  await b.goto(`/shops/${shopId}`);
+  await b.goto(`/shops/${f.shopId}`);
   const bBox = grabBox(b, v.title);
   await expect(bBox.getByTestId('waitlist-join')).toBeVisible({ timeout: 10_000 });
   await expect(bBox.getByTestId('seckill-room-link')).toHaveCount(0);

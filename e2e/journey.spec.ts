@@ -6,21 +6,12 @@
  * voucher must hold once the worker has drained it.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { JourneyData } from './support/journey-data';
+import { journeyData } from './support/journey-data';
 import { loginBySms } from './support/login';
 
 const SHOP = '103茶餐厅'; // seeded in 美食, on that type's first page
-let data: JourneyData;
-let shopId = '';
 
-test.beforeAll(async () => {
-  data = new JourneyData(SHOP);
-  shopId = await data.shopId();
-});
-
-test.afterAll(async () => {
-  await data?.dispose();
-});
+const f = journeyData(SHOP);
 
 function grabBox(page: Page, title: string) {
   return page.getByTestId('voucher').filter({ hasText: title }).getByTestId('seckill-grab');
@@ -28,14 +19,14 @@ function grabBox(page: Page, title: string) {
 
 /** Orders written, nothing oversold or duplicated, Redis and MySQL agreeing. */
 async function expectSettled(voucherId: string, orders: number) {
-  await expect.poll(async () => (await data.invariants(voucherId)).pending, { timeout: 15_000 }).toBe(0);
-  const r = await data.invariants(voucherId);
+  await expect.poll(async () => (await f.data.invariants(voucherId)).pending, { timeout: 15_000 }).toBe(0);
+  const r = await f.data.invariants(voucherId);
   expect(r.violations).toEqual([]);
   expect(r.dbOrders).toBe(orders);
 }
 
 test('SMS login → home → 美食 → shop → grab → 抢购成功 → the order is created in 我的订单', async ({ page }) => {
-  const v = await data.voucher({ stock: 5, label: '下单' });
+  const v = await f.data.voucher({ stock: 5, label: '下单' });
   await loginBySms(page, undefined, '/');
   await expect(page).toHaveURL(/\/$/);
 
@@ -67,14 +58,14 @@ test('SMS login → home → 美食 → shop → grab → 抢购成功 → the o
   await expect(item).toContainText(SHOP);
   await expect(item.getByTestId('order-status')).toHaveAttribute('data-state', 'created');
   await expect(item.getByTestId('order-status')).toContainText('待支付');
-  const order = await data.order(await item.getByTestId('order-id').innerText());
+  const order = await f.data.order(await item.getByTestId('order-id').innerText());
   expect(order?.voucherId).toBe(v.id);
   await expectSettled(v.id, 1);
 });
 
 test('grabbing the same voucher again is refused in the UI: 已抢过', async ({ page }) => {
-  const v = await data.voucher({ stock: 5, label: '重复' });
-  await loginBySms(page, undefined, `/shops/${shopId}`);
+  const v = await f.data.voucher({ stock: 5, label: '重复' });
+  await loginBySms(page, undefined, `/shops/${f.shopId}`);
   const box = grabBox(page, v.title);
   await box.getByTestId('seckill-button').click();
   await expect(box.getByTestId('seckill-result')).toContainText('抢购成功');
@@ -95,17 +86,17 @@ test('grabbing the same voucher again is refused in the UI: 已抢过', async ({
 });
 
 test('a sold-out voucher shows 已售罄: as the grab result, and before any click', async ({ page, request }) => {
-  const v = await data.voucher({ stock: 1, label: '售罄' });
-  const other = await data.consumer();
+  const v = await f.data.voucher({ stock: 1, label: '售罄' });
+  const other = await f.data.consumer();
   // Hold the page's stock poll so the button is still clickable after the other user's grab.
   let release = () => {};
   const gate = new Promise<void>((r) => (release = r));
-  await page.route(`**/api/shops/${shopId}/vouchers`, async (route) => {
+  await page.route(`**/api/shops/${f.shopId}/vouchers`, async (route) => {
     await gate;
     await route.continue().catch(() => {}); // the page may have moved on
   });
 
-  await loginBySms(page, undefined, `/shops/${shopId}`);
+  await loginBySms(page, undefined, `/shops/${f.shopId}`);
   const box = grabBox(page, v.title);
   await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 1 张');
   await expect(box.getByTestId('seckill-button')).toHaveText('立即抢购');
@@ -133,8 +124,8 @@ test('a sold-out voucher shows 已售罄: as the grab result, and before any cli
 
 test("an upcoming voucher's countdown turns into a live grab button when its window opens", async ({ page }) => {
   await loginBySms(page, undefined, '/');
-  const v = await data.voucher({ stock: 1, startsInMs: 8_000, label: '开抢' });
-  await page.goto(`/shops/${shopId}`);
+  const v = await f.data.voucher({ stock: 1, startsInMs: 8_000, label: '开抢' });
+  await page.goto(`/shops/${f.shopId}`);
   await page.evaluate(() => ((window as unknown as { __sameDocument: boolean }).__sameDocument = true));
 
   const box = grabBox(page, v.title);
@@ -160,12 +151,12 @@ test("an upcoming voucher's countdown turns into a live grab button when its win
 });
 
 test('a second grab Redis let through after forgetting the first is folded: the box says so and links to the kept order', async ({ page }, testInfo) => {
-  const v = await data.voucher({ stock: 5, label: '折叠' });
+  const v = await f.data.voucher({ stock: 5, label: '折叠' });
   const phone = await loginBySms(page, undefined, '/');
   // Arranged from Node: an order this buyer already holds in MySQL that Redis has forgotten.
-  const kept = await data.forgottenOrder(v.id, phone);
+  const kept = await f.data.forgottenOrder(v.id, phone);
 
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const box = grabBox(page, v.title);
   const button = box.getByTestId('seckill-button');
   await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 5 张');
@@ -184,8 +175,8 @@ test('a second grab Redis let through after forgetting the first is folded: the 
   const link = box.getByTestId('seckill-kept-order-link');
   await expect(link).toHaveText('查看我的订单');
   await expect(link).toHaveAttribute('href', `/orders#order-${kept}`);
-  await expect.poll(async () => (await data.invariants(v.id)).pending, { timeout: 15_000 }).toBe(0);
-  expect(await data.orderIds(v.id, await data.userId(phone))).toEqual([kept]);
+  await expect.poll(async () => (await f.data.invariants(v.id)).pending, { timeout: 15_000 }).toBe(0);
+  expect(await f.data.orderIds(v.id, await f.data.userId(phone))).toEqual([kept]);
   // The second grab took a unit in Redis, the kept order one in MySQL: the two agree on 4.
   await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 4 张'); // the page's stock poll
   await page.screenshot({ path: testInfo.outputPath('folded-grab.png') });
@@ -201,7 +192,7 @@ test('a second grab Redis let through after forgetting the first is folded: the 
 });
 
 test('a grab shed with 503 + Retry-After is retried by the box after a jittered pause, and the retry is accepted', async ({ page }) => {
-  const v = await data.voucher({ stock: 5, label: '重试' });
+  const v = await f.data.voucher({ stock: 5, label: '重试' });
   await loginBySms(page, undefined, '/');
   // The hot server sheds above HOT_MAX_IN_FLIGHT (proven over HTTP in e2e/routes/hot/hot-server.test.ts);
   // here the browser sees that exact answer for the first two attempts, then the real server.
@@ -216,7 +207,7 @@ test('a grab shed with 503 + Retry-After is retried by the box after a jittered 
       body: JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: '抢购人数太多，请稍后再试' } }),
     });
   });
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const box = grabBox(page, v.title);
   await expect(box.getByTestId('seckill-remaining')).toHaveText('剩余 5 张');
   await box.getByTestId('seckill-button').click();

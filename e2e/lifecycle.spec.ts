@@ -7,29 +7,20 @@
  *   normal voucher: 购买 → 支付 → 申请退款 → the merchant approves → 已退款
  */
 import { expect, test, type Page } from '@playwright/test';
-import { JourneyData } from './support/journey-data';
+import { journeyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
 import { shot } from './support/look';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
 const TIMEOUT_S = Number(process.env.ORDER_PAY_TIMEOUT_SECONDS ?? 900);
-let data: JourneyData;
-let shopId = '';
 
 test.skip(TIMEOUT_S > 30, 'needs ORDER_PAY_TIMEOUT_SECONDS ≤ 30 for the web server and the worker');
 
-test.beforeAll(async () => {
-  data = new JourneyData(SHOP);
-  shopId = await data.shopId();
-});
-
-test.afterAll(async () => {
-  await data?.dispose();
-});
+const f = journeyData(SHOP);
 
 async function grabOnShopPage(page: Page, title: string) {
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const box = page.getByTestId('voucher').filter({ hasText: title }).getByTestId('seckill-grab');
   await box.getByTestId('seckill-button').click();
   const result = box.getByTestId('seckill-result');
@@ -38,7 +29,7 @@ async function grabOnShopPage(page: Page, title: string) {
 }
 
 test('grab → 去支付 → 支付 → redeem code + QR → the merchant redeems it → 已使用', async ({ page, browser }) => {
-  const v = await data.voucher({ stock: 3, label: '支付' });
+  const v = await f.data.voucher({ stock: 3, label: '支付' });
   await loginBySms(page, undefined, '/');
   const { result } = await grabOnShopPage(page, v.title);
   await result.getByTestId('seckill-order-link').click();
@@ -79,7 +70,7 @@ test('grab → 去支付 → 支付 → redeem code + QR → the merchant redeem
 
 test('grab → let it time out → 已取消 (超时) and the unit is back on the shop page', async ({ page }) => {
   test.setTimeout(60_000 + TIMEOUT_S * 1000);
-  const v = await data.voucher({ stock: 1, label: '超时' });
+  const v = await f.data.voucher({ stock: 1, label: '超时' });
   await loginBySms(page, undefined, '/');
   const { box } = await grabOnShopPage(page, v.title);
   await expect(box.getByTestId('seckill-remaining')).toHaveText(/剩余 0 张|已抢光|已售罄/);
@@ -92,10 +83,10 @@ test('grab → let it time out → 已取消 (超时) and the unit is back on th
   await expect(item.getByTestId('order-actions')).toContainText('超时未支付');
   await shot(page, 'orders-timed-out');
 
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const again = page.getByTestId('voucher').filter({ hasText: v.title }).getByTestId('seckill-grab');
   await expect(again.getByTestId('seckill-remaining')).toHaveText('剩余 1 张');
-  expect((await data.invariants(v.id)).violations).toEqual([]);
+  expect((await f.data.invariants(v.id)).violations).toEqual([]);
   // …for someone else: this buyer let it go and may not grab it again.
   await again.getByTestId('seckill-button').click();
   await expect(again.getByTestId('seckill-result')).toHaveAttribute('data-state', 'FORFEITED');
@@ -106,7 +97,7 @@ test('grab → let it time out → 已取消 (超时) and the unit is back on th
 
 test('normal voucher: 购买 → 支付 → 申请退款 → the merchant approves in the console → 已退款', async ({ page, browser }) => {
   await loginBySms(page, undefined, '/');
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const normal = page.locator('[data-testid="voucher"][data-voucher-type="normal"]').first();
   const title = (await normal.getByTestId('voucher-title').innerText()).trim();
   await normal.getByTestId('voucher-buy').click();

@@ -5,44 +5,23 @@
  * and the merchant's console shows the reservations and the draw.
  */
 import { expect, test } from '@playwright/test';
-import { JourneyData } from './support/journey-data';
+import { journeyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
-import { createDb } from '../lib/db/client';
-import { createRedis } from '../lib/redis/client';
-import { gateSale } from '../lib/seckill/reservation/reservation';
-import { preheatVoucher } from '../lib/seckill/preheat';
-import { invalidateShopVouchers } from '../lib/shop/shop.cache';
 import { look } from './support/look';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
 const STARTS_IN_MS = 35_000;
-let data: JourneyData;
-let shopId = '';
-const db = createDb(undefined, 2);
-const redis = createRedis();
 
-test.beforeAll(async () => {
-  data = new JourneyData(SHOP);
-  shopId = await data.shopId();
-});
-
-test.afterAll(async () => {
-  await data?.dispose();
-  await db.destroy();
-  redis.disconnect();
-});
+const f = journeyData(SHOP);
 
 test('预约抽签: reserve → 已预约 + count → the start → 已中签 → grab → order; the console shows the draw', async ({ page, browser }) => {
   test.setTimeout(150_000);
-  const v = await data.voucher({ stock: 1, label: '预约', startsInMs: STARTS_IN_MS });
+  const v = await f.data.voucher({ stock: 1, label: '预约', startsInMs: STARTS_IN_MS, reservation: 'draw' });
   const begin = Date.now() + STARTS_IN_MS;
-  await db.transaction().execute((trx) => gateSale(trx, v.id, 'draw', new Date(Date.now() - 60_000)));
-  await preheatVoucher(db, redis, v.id);
-  await invalidateShopVouchers(redis, shopId);
 
   await loginBySms(page, undefined, '/');
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const box = page.getByTestId('voucher').filter({ hasText: v.title }).getByTestId('seckill-grab');
   const reservation = box.getByTestId('reservation');
   await expect(reservation.getByTestId('reservation-count')).toHaveText('0 人已预约');
@@ -83,7 +62,7 @@ test('预约抽签: reserve → 已预约 + count → the start → 已中签 �
   const other = await browser.newContext();
   const stranger = await other.newPage();
   await loginBySms(stranger, undefined, '/');
-  await stranger.goto(`/shops/${shopId}`);
+  await stranger.goto(`/shops/${f.shopId}`);
   const theirs = stranger.getByTestId('voucher').filter({ hasText: v.title }).getByTestId('seckill-grab');
   await expect(theirs.getByTestId('reservation-state')).toHaveAttribute('data-me', 'none');
   await expect(theirs.getByTestId('seckill-button')).toBeDisabled();

@@ -7,42 +7,17 @@
  *   widget solves the gate → 立即抢购 → the order (待支付) → a latecomer hears 已抢光.
  */
 import { expect, test } from '@playwright/test';
-import { JourneyData } from './support/journey-data';
+import { journeyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
-import { createDb } from '../lib/db/client';
-import { createRedis } from '../lib/redis/client';
-import { preheatVoucher } from '../lib/seckill/preheat';
-import { invalidateShopVouchers } from '../lib/shop/shop.cache';
-import { insertRoom } from '../lib/seckill/room/room.repository';
-import { lookRoom } from '../lib/seckill/room/room';
 import { look } from './support/look';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
-let data: JourneyData;
-let shopId = '';
-const db = createDb(undefined, 2);
-const redis = createRedis();
 
-test.beforeAll(async () => {
-  data = new JourneyData(SHOP);
-  shopId = await data.shopId();
-});
-
-test.afterAll(async () => {
-  await data?.dispose();
-  await db.destroy();
-  redis.disconnect();
-});
+const f = journeyData(SHOP);
 
 /** A flash sale put behind the room (a cheap gate: the browser solves it in well under a second). */
-async function roomSale(label: string, startsInMs: number, stock: number) {
-  const v = await data.voucher({ stock, label, startsInMs });
-  await insertRoom(db, { voucherId: v.id, powCost: 5000 });
-  await preheatVoucher(db, redis, v.id);
-  await invalidateShopVouchers(redis, shopId);
-  return v;
-}
+const roomSale = (label: string, startsInMs: number, stock: number) => f.data.voucher({ stock, label, startsInMs, room: { powCost: 5000 } });
 
 test('排队抢购: 提前排队 → the place goes down → the gate → 立即抢购 → the order; a latecomer hears 已抢光', async ({ page, browser }) => {
   test.setTimeout(120_000);
@@ -50,7 +25,7 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
 
   // Before the start: the card leads to the room, where tickets wait for the shuffle.
   const early = await roomSale('排队预告', 1_800_000, 5);
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const earlyBox = page.getByTestId('voucher').filter({ hasText: early.title }).getByTestId('seckill-grab');
   await expect(earlyBox.getByTestId('seckill-room-link')).toHaveText('提前排队');
   await earlyBox.scrollIntoViewIfNeeded();
@@ -68,9 +43,9 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   // start they are shuffled, and this user, joining after it, queues behind them with 9 ahead.
   const begin = Date.now() + 3000;
   const v = await roomSale('排队', 3000, 1);
-  for (let i = 1; i <= 9; i++) await lookRoom(db, redis, v.id, String(980_000_000 + i), true);
+  await f.data.roomTickets(v.id, 9, 980_000_001);
   await page.waitForTimeout(Math.max(0, begin - Date.now()) + 300);
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const box = page.getByTestId('voucher').filter({ hasText: v.title }).getByTestId('seckill-grab');
   await expect(box.getByTestId('seckill-room-link')).toHaveText('排队抢购');
   await box.getByTestId('seckill-room-link').click();

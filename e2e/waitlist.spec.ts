@@ -5,24 +5,15 @@
  *   page → B's page shows the offer with a countdown → 立即购买 → B's order is created (待支付).
  */
 import { devices, expect, test, type Page } from '@playwright/test';
-import { JourneyData } from './support/journey-data';
+import { journeyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
 import { look } from './support/look';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
 const SHOTS = process.env.E2E_SCREENSHOTS;
-let data: JourneyData;
-let shopId = '';
 
-test.beforeAll(async () => {
-  data = new JourneyData(SHOP);
-  shopId = await data.shopId();
-});
-
-test.afterAll(async () => {
-  await data?.dispose();
-});
+const f = journeyData(SHOP);
 
 /** The voucher card alone, where the waitlist lives (a full shop page is long and its header sticky). */
 const cardShot = async (page: Page, title: string, name: string) => {
@@ -32,11 +23,11 @@ const cardShot = async (page: Page, title: string, name: string) => {
 const grabBox = (page: Page, title: string) => page.getByTestId('voucher').filter({ hasText: title }).getByTestId('seckill-grab');
 
 test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer and buys it', async ({ page, browser }) => {
-  const v = await data.voucher({ stock: 1, label: '候补' });
+  const v = await f.data.voucher({ stock: 1, label: '候补' });
 
   // A takes the only unit.
   await loginBySms(page, undefined, '/');
-  await page.goto(`/shops/${shopId}`);
+  await page.goto(`/shops/${f.shopId}`);
   const aBox = grabBox(page, v.title);
   await aBox.getByTestId('seckill-button').click();
   await expect(aBox.getByTestId('seckill-result')).toHaveAttribute('data-state', 'created', { timeout: 15_000 });
@@ -45,7 +36,7 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   const bContext = await browser.newContext({ ...devices['Pixel 7'], locale: 'zh-CN', timezoneId: 'Asia/Shanghai' });
   const b = await bContext.newPage();
   await loginBySms(b, undefined, '/');
-  await b.goto(`/shops/${shopId}`);
+  await b.goto(`/shops/${f.shopId}`);
   const bBox = grabBox(b, v.title);
   // The page already knows the stock is gone: the grab button is shut, the waitlist offered.
   await expect(bBox.getByTestId('seckill-button')).toHaveText('已售罄');

@@ -5,6 +5,7 @@
  * session token for grabbing over the API. Uses its own clients on the test env.
  */
 import { randomInt } from 'node:crypto';
+import { test } from '@playwright/test';
 import type { DB } from '../../lib/db/client';
 import { closeDb, createDb } from '../../lib/db/client';
 import { VoucherStatus } from '../../lib/db/schema';
@@ -18,10 +19,29 @@ import { publishOrder } from '../../lib/seckill/publish';
 import { closeMq } from '../../lib/mq/connection';
 import { invalidateShopVouchers } from '../../lib/shop/shop.cache';
 import { findOrderView, type OrderView } from '../../lib/order/order.repository';
+import { gateSale, type ReservationModeName } from '../../lib/seckill/reservation/reservation';
+import { insertRoom } from '../../lib/seckill/room/room.repository';
+import { lookRoom } from '../../lib/seckill/room/room';
 
 export interface JourneyVoucher {
   id: string;
   title: string;
+}
+
+/**
+ * A spec file's JourneyData on a seeded shop: made before the file's tests (with the shop's id),
+ * disposed after them (its vouchers taken down, its clients closed).
+ */
+export function journeyData(shopName: string): { readonly data: JourneyData; readonly shopId: string } {
+  const f = {} as { data: JourneyData; shopId: string };
+  test.beforeAll(async () => {
+    f.data = new JourneyData(shopName);
+    f.shopId = await f.data.shopId();
+  });
+  test.afterAll(async () => {
+    await f.data?.dispose();
+  });
+  return f;
 }
 
 export class JourneyData {
@@ -37,8 +57,12 @@ export class JourneyData {
     return String(row.id);
   }
 
-  /** A seckill voucher on the shop with a unique title, live from `startsInMs` (default: a minute ago). */
-  async voucher(opts: { stock: number; startsInMs?: number; label: string }): Promise<JourneyVoucher> {
+  /**
+   * A seckill voucher on the shop with a unique title, live from `startsInMs` (default: a minute
+   * ago); optionally reservation-only (reservations open a minute ago) and/or behind the waiting
+   * room with a proof-of-work cost, as the console's create would make it.
+   */
+  async voucher(opts: { stock: number; startsInMs?: number; label: string; reservation?: ReservationModeName; room?: { powCost: number } }): Promise<JourneyVoucher> {
     const shopId = await this.shopId();
     const now = Date.now();
     const title = `旅程${opts.label} ${now.toString(36)}${randomInt(0, 1296).toString(36)}`;
@@ -51,11 +75,19 @@ export class JourneyData {
       beginTime: new Date(now + (opts.startsInMs ?? -60_000)),
       endTime: new Date(now + 3_600_000),
     });
+    const { reservation, room } = opts;
+    if (reservation) await this.db.transaction().execute((trx) => gateSale(trx, id, reservation, new Date(now - 60_000)));
+    if (room) await insertRoom(this.db, { voucherId: id, powCost: room.powCost });
     await preheatVoucher(this.db, this.redis, id);
     await invalidateShopVouchers(this.redis, shopId);
     const v = { id, title };
     this.created.push(v);
     return v;
+  }
+
+  /** `count` people take tickets in the sale's waiting room through the room's own code, as other browsers would (ids that are nobody's). */
+  async roomTickets(voucherId: string, count: number, firstId: number): Promise<void> {
+    for (let i = 0; i < count; i++) await lookRoom(this.db, this.redis, voucherId, String(firstId + i), true);
   }
 
   /** Another consumer with a live session (its token works as `Authorization: Bearer`). */
