@@ -7,10 +7,11 @@
  * here only drives the countdown.
  */
 import Link from 'next/link';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
 import { mayGrab, ReservationBox, useReservation } from '@/app/_components/seckill-reservation';
 import { WaitlistBox } from '@/app/_components/seckill-waitlist';
+import { useNow } from '@/app/_components/use-now';
 import { usePendingOrder } from '@/app/_components/use-pending-order';
 
 export interface SeckillGrabProps {
@@ -66,20 +67,6 @@ function countdown(ms: number): string {
   return d > 0 ? `${d} 天 ${hms}` : hms;
 }
 
-function useNow(): number | null {
-  // null until mounted: the server render must not depend on the clock.
-  const [now, setNow] = useState<number | null>(null);
-  useEffect(() => {
-    const tick = () => setNow(Date.now());
-    const first = setTimeout(tick, 0);
-    const t = setInterval(tick, 1000);
-    return () => {
-      clearTimeout(first);
-      clearInterval(t);
-    };
-  }, []);
-  return now;
-}
 
 export function SeckillGrab({ voucherId, beginTime, endTime, remaining }: SeckillGrabProps) {
   const now = useNow();

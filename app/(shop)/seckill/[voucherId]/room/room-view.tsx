@@ -12,6 +12,7 @@ import { api, ApiError } from '@/lib/web/client-api';
 import { usePendingOrder } from '@/app/_components/use-pending-order';
 import type { RoomView } from '@/lib/seckill/room/room';
 import { AltchaGate } from './altcha-gate';
+import { useNow } from '@/app/_components/use-now';
 
 /** What the room route answers (lib/seckill/room/room.ts). */
 type Look = RoomView;
@@ -74,17 +75,7 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
   const [pass, setPass] = useState<{ token: string; grabUrl: string; expiresAt: number } | null>(null);
   const [passError, setPassError] = useState<string | null>(null);
   const [grab, setGrab] = useState<Grab>({ kind: 'idle' });
-  const [now, setNow] = useState<number | null>(null);
-  useEffect(() => {
-    // null until mounted (the server render must not depend on the clock), then every second.
-    const tick = () => setNow(Date.now());
-    const first = setTimeout(tick, 0);
-    const t = setInterval(tick, 1000);
-    return () => {
-      clearTimeout(first);
-      clearInterval(t);
-    };
-  }, []);
+  const now = useNow();
 
   async function askToken(altcha?: string) {
     if (!look?.ticket) return;
