@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { roomFigures, runSpike, sourceAddresses, summarizeSpike, winOrder, type UserRecord } from './spike';
-import { lookDelayMs, retryDelayMs } from './spike-flows';
+import { createChallenge, verifySolution } from 'altcha-lib';
+import { lookDelayMs, retryDelayMs, solveAltcha } from './spike-flows';
 
 const USERS = 120;
 /** Per token: the sockets (address:port) its requests came on, and how many requests. */
@@ -102,6 +103,15 @@ describe('the real-concurrency spike', () => {
     expect(retryDelayMs(r({ 'retry-after': '2' }), () => 0)).toBe(1000);
     expect(retryDelayMs(r({ 'retry-after': '2' }), () => 0.999)).toBeCloseTo(2998);
     expect(retryDelayMs(r({}), () => 0.5)).toBe(1000);
+  });
+
+  it("the room flow's native solver finds the number altcha-lib verifies (and none for a wrong challenge)", async () => {
+    const c = await createChallenge({ hmacKey: 'bench-test-key', maxnumber: 1000, number: 737 });
+    const payload = solveAltcha(c as Parameters<typeof solveAltcha>[0]);
+    expect(payload).not.toBeNull();
+    expect(JSON.parse(Buffer.from(payload!, 'base64').toString()).number).toBe(737);
+    expect(await verifySolution(payload!, 'bench-test-key')).toBe(true);
+    expect(solveAltcha({ ...c, challenge: '0'.repeat(64) } as Parameters<typeof solveAltcha>[0])).toBeNull();
   });
 
   it("the room's next look: a quarter of the estimate, between 1 and 5 s (the page's rule)", () => {

@@ -109,7 +109,7 @@ export const scenario: Scenario = {
     // path for storm and spike; for accept the accepted path end to end (session, script, batched
     // publish and confirm, the worker's batch), drained before the measured run starts.
     const acceptWarm = variant === 'accept' ? Math.min(ACCEPT_WARMUP_GRABS, users) : 0;
-    const warm = room ? await createRoomVoucher(db, redis, { stock: acceptWarm || 1, powCost: 10 }) : await createTestVoucher(db, redis, { stock: acceptWarm || 1, title: 'bench warm-up' });
+    const warm = room ? await createRoomVoucher(db, redis, { stock: acceptWarm || 1, powCost: 1000 }) : await createTestVoucher(db, redis, { stock: acceptWarm || 1, title: 'bench warm-up' });
     const warmUsers = acceptWarm || 1000;
     await runWrk({ url: `${entry}/api/seckill/${warm}`, tokens: tokens.slice(0, warmUsers), queries: room ? grabTokenQueries(warm, userIds.slice(0, warmUsers)) : undefined, connections: a.connections, durationS: acceptWarm ? 30 : 2, once: acceptWarm > 0 });
     if (acceptWarm) await waitFor('the warm-up drain', async () => (await readSeckillState(redis, warm))?.pending === 0, 60_000, 100);
@@ -117,7 +117,7 @@ export const scenario: Scenario = {
     // Cluster (REDIS_CLUSTER_NODES) the scripts each master ran are reported below.
     const buckets = Number(a.extra.buckets ?? 1);
     if (room && buckets > 1) throw new Error('--room with --buckets: not measured (a room sale on one bucket only)');
-    const voucherId = room ? await createRoomVoucher(db, redis, { stock, powCost: 10 }) : await createTestVoucher(db, redis, { stock, title: `bench grab ${variant}`, buckets });
+    const voucherId = room ? await createRoomVoucher(db, redis, { stock, powCost: 1000 }) : await createTestVoucher(db, redis, { stock, title: `bench grab ${variant}`, buckets });
     await expectFreshVoucher(voucherId, stock);
     const queries = room ? grabTokenQueries(voucherId, userIds) : undefined;
     const workerPids = workers.map((w) => w.child.pid!);

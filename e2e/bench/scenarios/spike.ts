@@ -36,7 +36,7 @@ import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale,
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { formatSpike, roomFigures, runSpike, sourceAddresses, summarizeSpike, type SpikeSummary } from '../spike';
-import { bareFlow, flows } from '../spike-flows';
+import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
 import type { Scenario } from '../types';
 import { runWrk, serversCpuSeconds } from '../wrk';
 
@@ -118,12 +118,13 @@ export const scenario: Scenario = {
     const bare = summarizeSpike(bareRun);
     summary.push(`  bare node:http: ${formatSpike(bare, bareRun.errors)} · server CPU ${round(bareCpuS, 2)} s`);
 
-    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched });
+    // --profile DIR: a V8 CPU profile of each web process (read with e2e/bench/profile-top.ts).
+    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
     await h.startWorkers(a.workers);
     // Warm-up, as the grab scenario's: 2 s of refusals, so the measured spike finds its path compiled.
     const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
     await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: 50, durationS: 2 });
-    const powCost = Number(a.extra['pow-cost'] ?? 10);
+    const powCost = Number(a.extra['pow-cost'] ?? 1000);
     const roomStartMs = Number(a.extra['room-start'] ?? windowMs / 2000) * 1000;
     // The room's spike starts at a set moment, so the sale's start can fall inside the window: far
     // enough ahead for the client processes to be forked and ready (else t0 moves and it is reported).
@@ -194,16 +195,13 @@ export const scenario: Scenario = {
 /** A few users through a small started room sale, so the measured spike finds the room's routes loaded and compiled. */
 async function warmRoom(origin: string, tokens: string[], powCost: number): Promise<void> {
   const vid = await createRoomVoucher(db, redis, { stock: 1, powCost });
-  const { solveChallenge } = await import('altcha-lib');
   const base = `${origin}/api/seckill/${vid}`;
   await Promise.all(
     tokens.map(async (t) => {
       const headers = { authorization: `Bearer ${t}`, 'content-type': 'application/json' };
       const j = (await (await fetch(`${base}/room`, { method: 'POST', headers })).json()) as { data?: { ticket?: string } };
       await fetch(`${base}/room`, { headers });
-      const c = (await (await fetch(`${base}/room/challenge`, { headers })).json()) as { algorithm: string; challenge: string; maxnumber: number; salt: string; signature: string };
-      const s = await solveChallenge(c.challenge, c.salt, c.algorithm, c.maxnumber).promise;
-      const altcha = Buffer.from(JSON.stringify({ algorithm: c.algorithm, challenge: c.challenge, number: s?.number, salt: c.salt, signature: c.signature })).toString('base64');
+      const altcha = solveAltcha((await (await fetch(`${base}/room/challenge`, { headers })).json()) as Challenge);
       const p = (await (await fetch(`${base}/room/token`, { method: 'POST', headers, body: JSON.stringify({ ticket: j.data?.ticket, altcha }) })).json()) as { data?: { grabUrl?: string } };
       if (p.data?.grabUrl) await fetch(`${origin}${p.data.grabUrl}`, { method: 'POST', headers });
     }),
