@@ -77,7 +77,7 @@ export const scenario: Scenario = {
     const tokens = created.map((u) => u.token);
     const userIds = created.map((u) => u.userId);
     line(`${users} users`, true);
-    // --room: a gated sale, every user sends their own grab token (docs/benchmarks.md#a-gated-storm).
+    // --room: a gated sale, every user sends their own grab token (docs/benchmarks.md#a-gated-storm-grab-storm---room).
     const room = process.argv.includes('--room');
     const shapeB = a.extra.shape === 'b';
     // `hot`: the hot-only server without a front, only to measure what Next costs the hot routes.
