@@ -161,6 +161,8 @@ export interface SpikeSummary {
   started99S: number;
   startedAllS: number;
   connectedAllS: number;
+  /** Seconds from t0 until every user had a first answer (of any kind). */
+  firstAllS: number;
   /** Seconds from t0 until the last user's final answer: the figure the spike is about. */
   lastAnswerS: number;
   /** A user's wait from their arrival to their final answer, s. */
@@ -182,6 +184,7 @@ export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): S
   const waits: number[] = [];
   let connectedAll = 0;
   let lastAnswer = 0;
+  let firstAll = 0;
   let usersWithErrors = 0;
   let unanswered = 0;
   let requests = 0;
@@ -193,6 +196,7 @@ export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): S
     if (r.errors) usersWithErrors++;
     if (r.status === 0 || r.status >= 500) unanswered++;
     connectedAll = Math.max(connectedAll, Number.isFinite(r.connectedMs) ? r.connectedMs : Infinity);
+    firstAll = Math.max(firstAll, Number.isFinite(r.firstMs) ? r.firstMs : Infinity);
     if (Number.isFinite(r.finalMs)) {
       lastAnswer = Math.max(lastAnswer, r.finalMs);
       waits.push(r.finalMs - r.dueMs);
@@ -215,6 +219,7 @@ export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): S
     started99S: quantile(starts, 0.99) / 1000,
     startedAllS: (starts[starts.length - 1] ?? NaN) / 1000,
     connectedAllS: connectedAll / 1000,
+    firstAllS: firstAll / 1000,
     lastAnswerS,
     waitP50S: quantile(waits, 0.5) / 1000,
     waitP99S: quantile(waits, 0.99) / 1000,
@@ -286,7 +291,7 @@ const hist = (m: Record<string, number>) => Object.entries(m).map(([k, v]) => `$
 export function formatSpike(s: SpikeSummary, errors: Record<string, number>): string {
   return (
     `${s.users} users, ${s.requests} requests · final ${hist(s.finals)}${Object.keys(s.codes).length ? ` (${hist(s.codes)})` : ''} · all answers ${hist(s.answers)} · ` +
-    `${s.errors} socket errors${s.errors ? ` (${hist(errors)}, ${s.usersWithErrors} users)` : ''} · started 99 % by ${r2(s.started99S)} s, all by ${r2(s.startedAllS)} s, all connected by ${r2(s.connectedAllS)} s · ` +
+    `${s.errors} socket errors${s.errors ? ` (${hist(errors)}, ${s.usersWithErrors} users)` : ''} · started 99 % by ${r2(s.started99S)} s, all by ${r2(s.startedAllS)} s, all connected by ${r2(s.connectedAllS)} s, all had a first answer by ${r2(s.firstAllS)} s · ` +
     `last answer ${r2(s.lastAnswerS)} s · wait p50 ${r2(s.waitP50S)} s, p99 ${r2(s.waitP99S)} s · clients' CPU ${r2(s.clientCpuS)} s, ${r2(s.clientSystemS)} s of it in the kernel (${Math.round(s.clientShare * 100)} % of the machine)`
   );
 }

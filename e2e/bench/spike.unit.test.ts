@@ -63,6 +63,9 @@ describe('the real-concurrency spike', () => {
     expect(s.startedAllS).toBeGreaterThan(0.45);
     for (const r of run.records) expect(r.startMs).toBeGreaterThanOrEqual(r.dueMs - 1);
     expect(s.lastAnswerS).toBeGreaterThan(s.startedAllS);
+    // Every user's first answer was the 503 (their final one came after the retry).
+    expect(s.firstAllS).toBeGreaterThan(s.startedAllS);
+    expect(s.firstAllS).toBeLessThan(s.lastAnswerS);
     expect(s.clientCpuS).toBeGreaterThan(0);
 
     const sockets = new Set<string>();
