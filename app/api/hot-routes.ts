@@ -8,9 +8,18 @@ import type { HotRoute } from '@/lib/hot/server';
 import { POST as grab } from '@/app/api/seckill/[voucherId]/route';
 import { GET as orderStatus } from '@/app/api/orders/[id]/route';
 import { GET as shopVouchers } from '@/app/api/shops/[id]/vouchers/route';
+import { GET as roomLook, POST as roomJoin } from '@/app/api/seckill/[voucherId]/room/route';
+import { GET as roomChallenge } from '@/app/api/seckill/[voucherId]/room/challenge/route';
+import { POST as roomToken } from '@/app/api/seckill/[voucherId]/room/token/route';
 
 export const hotRoutes: HotRoute[] = [
   { name: 'grab', method: 'POST', path: '/api/seckill/[voucherId]', handler: grab },
   { name: 'order', method: 'GET', path: '/api/orders/[id]', handler: orderStatus },
   { name: 'stock', method: 'GET', path: '/api/shops/[id]/vouchers', handler: shopVouchers },
+  // The waiting room's join and look: every visitor of a room sale, once a second or so while they wait.
+  { name: 'room', method: 'POST', path: '/api/seckill/[voucherId]/room', handler: roomJoin },
+  { name: 'room', method: 'GET', path: '/api/seckill/[voucherId]/room', handler: roomLook },
+  // Then, once per admitted visitor, the bot gate's challenge and the grab token, right before the grab.
+  { name: 'room-gate', method: 'GET', path: '/api/seckill/[voucherId]/room/challenge', handler: roomChallenge },
+  { name: 'room-gate', method: 'POST', path: '/api/seckill/[voucherId]/room/token', handler: roomToken },
 ];

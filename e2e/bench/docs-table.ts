@@ -48,7 +48,11 @@ const cellsToRow = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '
 function renderSpikeRow(line: Record<string, unknown>, ctx: RowContext, when: string, machine: string): string {
   const s = (v: unknown) => `${Number(v).toFixed(1)} s`;
   const answers = (line.answers ?? {}) as Record<string, number>;
-  const result = `last answer ${s(line.last_answer_s)}; ${fmt(Number(line.orders))} of ${fmt(Number(line.stock))} sold, ${Number(line.errors)} socket errors, ${answers['503'] ?? 0} × 503 retried`;
+  const room =
+    line.variant === 'room'
+      ? `; first answer a ticket for ${fmt(Number(line.first_ticket))} of ${fmt(Number(line.users))}; win order against ticket order: Kendall tau ${Number(line.kendall_tau).toFixed(3)}, ${Number(line.out_of_place)} of ${fmt(Number(line.winners))} winners not among the first places of the ${fmt(Number(line.reached_grab))} who grabbed`
+      : '';
+  const result = `last answer ${s(line.last_answer_s)}; ${fmt(Number(line.orders))} of ${fmt(Number(line.stock))} sold, ${Number(line.errors)} socket errors, ${answers['503'] ?? 0} × 503 retried${room}`;
   return cellsToRow([`\`${ctx.key}\``, when, machine, result, s(line.wait_p99_s), `last answer ${s(line.bare_last_answer_s)}`, `×${Number(line.ratio_to_bare).toFixed(2)} the bare server's time`]);
 }
 

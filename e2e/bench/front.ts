@@ -28,7 +28,7 @@ http {
   server {
     listen 127.0.0.1:${o.port} backlog=4096;
     # The hot routes of app/api/hot-routes.ts.
-    location ~ ^/api/(seckill/[^/]+|orders/[^/]+|shops/[^/]+/vouchers)$ {
+    location ~ ^/api/(seckill/[^/]+|seckill/[^/]+/room(?:/challenge|/token)?|orders/[^/]+|shops/[^/]+/vouchers)$ {
       ${proxy('hot')}
     }
     location / {

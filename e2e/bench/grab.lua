@@ -1,10 +1,14 @@
 -- wrk script of the grab bench (e2e/bench/wrk.ts): POST the URL with a Bearer token from the
--- file $HMDP_TOKENS, rotating per request. With HMDP_ONCE=1 each token is sent once (thread t
+-- file $HMDP_TOKENS, rotating per request. A line "<token> <query>" also appends ?<query> to the
+-- URL's path for that token's requests (a room sale's grab token: g=<token>). With HMDP_ONCE=1 each token is sent once (thread t
 -- takes tokens t, t+T, ...) and the run ends (SIGINT from the runner) once every share is answered.
 -- done() prints one JSON line: requests, duration, latency percentiles (µs), statuses.
 local tokens = {}
+local queries = {}
 for line in io.lines(os.getenv("HMDP_TOKENS")) do
-  tokens[#tokens + 1] = line
+  local token, query = line:match("^(%S+) (%S+)$")
+  tokens[#tokens + 1] = token or line
+  queries[#tokens] = query or false
 end
 local threads = {}
 
@@ -23,9 +27,10 @@ function init(args)
 end
 
 function request()
-  local token = tokens[(i % #tokens) + 1]
+  local k = (i % #tokens) + 1
   i = i + nthreads
-  return wrk.format("POST", nil, { ["Authorization"] = "Bearer " .. token }, nil)
+  local query = queries[k]
+  return wrk.format("POST", query and (wrk.path .. "?" .. query) or nil, { ["Authorization"] = "Bearer " .. tokens[k] }, nil)
 end
 
 function response(status, headers, body)

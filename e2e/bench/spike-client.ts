@@ -41,6 +41,8 @@ async function runUser(s: ClientSetup, t0: number, u: ClientSetup['users'][numbe
     const outcome = await flows[s.flow]!(ctx);
     rec.status = outcome.status;
     if (outcome.code) rec.code = outcome.code;
+    if (outcome.position !== undefined) rec.position = outcome.position;
+    if (outcome.grabbed) rec.grabbed = true;
     rec.finalMs = now() - t0;
   } finally {
     rec.connectedMs = client.connectedAt + performance.timeOrigin - t0;

@@ -4,9 +4,11 @@
  * every answer and socket error the same way for every flow, and records the flow's final answer.
  * A flow is named by `npm run bench -- spike --strategy <name>`. Today: `grab` (log in is done, the
  * session token is the user's; grab once, retry a 503 after Retry-After with jitter, like a client).
- * A waiting-room flow (join the room → poll the position → solve the gate → grab with the token)
- * is one more entry here, marking 'ticket' when its first answer is a ticket.
+ * `room`: the waiting room as its page walks it (join → look again at the page's interval → when
+ * admitted, the bot gate's challenge → solve → grab token → grab with it), marking 'ticket' when
+ * its first answer is a ticket with a position.
  */
+import { createHash } from 'node:crypto';
 import type { UserResponse } from './user-client';
 
 export interface SpikeUser {
@@ -35,8 +37,12 @@ export interface FlowContext {
 export interface FlowOutcome {
   /** The final answer's status (0: none, the user gave up after socket errors). */
   status: number;
-  /** Its error code, if any (SOLD_OUT, ...), or GAVE_UP. */
+  /** Its error code, if any (SOLD_OUT, ...), or GAVE_UP. A room's `soldout` look is status 200, code SOLD_OUT. */
   code?: string;
+  /** The room flow: the user's last known place in the room (after the start's shuffle, if they looked after it). */
+  position?: number;
+  /** The room flow: true when the user posted a grab (admitted, passed the gate, holding a token). */
+  grabbed?: boolean;
 }
 
 export type UserFlow = (ctx: FlowContext) => Promise<FlowOutcome>;
@@ -56,6 +62,47 @@ export function errorCode(json: unknown): string | undefined {
 /** A 503 or a broken connection is worth another try; any other answer is the user's final one. */
 const retryable = (r: SendResult) => r.status === 503 || r.status === 0;
 
+/** The page's next look (app/(shop)/seckill/[voucherId]/room/room-view.tsx): a quarter of the estimate, 1–5 s. */
+export function lookDelayMs(estimateMs: number | null | undefined): number {
+  return Math.min(5000, Math.max(1000, (estimateMs ?? 4000) / 4));
+}
+
+interface Look {
+  state: 'none' | 'waiting' | 'admitted' | 'soldout';
+  position: number | null;
+  estimateMs: number | null;
+  ticket: string | null;
+}
+
+export interface Challenge {
+  algorithm: string;
+  challenge: string;
+  maxnumber: number;
+  salt: string;
+  signature: string;
+}
+
+const dataOf = <T>(r: SendResult): T | undefined => (r.json as { data?: T } | undefined)?.data;
+
+/**
+ * What the altcha widget submits: base64 of the JSON payload with the number n in [0, maxnumber]
+ * whose SHA-256(salt + n), in hex, is the challenge. Native SHA-256 (a few µs a hash, as a
+ * script would; altcha-lib's own solver takes ~50 µs a hash here): the bench measures the server,
+ * not 20 000 phones' hashing on the server's own two cores.
+ */
+export function solveAltcha(c: Challenge): string | null {
+  if (c.algorithm !== 'SHA-256') return null;
+  for (let n = 0; n <= c.maxnumber; n++) {
+    if (createHash('sha256').update(c.salt + n).digest('hex') === c.challenge) {
+      return Buffer.from(JSON.stringify({ algorithm: c.algorithm, challenge: c.challenge, number: n, salt: c.salt, signature: c.signature })).toString('base64');
+    }
+  }
+  return null;
+}
+
+/** Flows whose steps only the product answers: the bare server takes the same spike with this flow instead. */
+export const bareFlow: Record<string, string> = { room: 'grab' };
+
 export const flows: Record<string, UserFlow> = {
   async grab(ctx) {
     const maxAttempts = Number(ctx.options.attempts ?? 30);
@@ -64,6 +111,91 @@ export const flows: Record<string, UserFlow> = {
       if (!retryable(r)) return { status: r.status, code: errorCode(r.json) };
       if (attempt >= maxAttempts) return { status: r.status, code: 'GAVE_UP' };
       await ctx.sleep(retryDelayMs(r));
+    }
+  },
+
+  /**
+   * The waiting room (docs/fair-sale.md#the-waiting-room) as its page walks it. Final answers: a
+   * `soldout` look (200, SOLD_OUT), the token route's or the grab's refusal, the grab's 200. A 503
+   * or a broken connection is retried after Retry-After with jitter, like the grab flow.
+   */
+  async room(ctx) {
+    const maxAttempts = Number(ctx.options.attempts ?? 30);
+    const roomPath = `${ctx.path}/room`;
+    let failures = 0;
+    let first = true;
+    let position: number | undefined;
+    let ticket: string | null = null;
+    let grabbed = false;
+    // A 503 or a broken connection: wait and go on, up to maxAttempts in all.
+    const retry = async (r: SendResult): Promise<FlowOutcome | null> => {
+      if (++failures >= maxAttempts) return { status: r.status, code: 'GAVE_UP', position, grabbed };
+      await ctx.sleep(retryDelayMs(r));
+      return null;
+    };
+    const final = (r: SendResult): FlowOutcome => ({ status: r.status, code: errorCode(r.json), position, grabbed });
+    // Join, then look until admitted or sold out.
+    for (let joined = false; ; ) {
+      const r = await ctx.send(joined ? 'GET' : 'POST', roomPath);
+      const look = r.status === 200 ? dataOf<Look>(r) : undefined;
+      if (first) {
+        first = false;
+        if (look && look.ticket && typeof look.position === 'number' && look.position > 0) ctx.mark('ticket');
+      }
+      if (!look) {
+        if (r.status === 503 || r.status === 0) {
+          const gaveUp = await retry(r);
+          if (gaveUp) return gaveUp;
+          continue;
+        }
+        return final(r);
+      }
+      joined = true;
+      if (typeof look.position === 'number') position = look.position;
+      ticket = look.ticket ?? ticket;
+      if (look.state === 'soldout') return { status: 200, code: 'SOLD_OUT', position, grabbed };
+      if (look.state === 'admitted') break;
+      if (look.state === 'none') return { status: 200, code: 'NO_TICKET', position, grabbed };
+      await ctx.sleep(lookDelayMs(look.estimateMs));
+    }
+    ctx.mark('admitted');
+    // The bot gate: solved once; a 503 on the grab asks for a fresh token without solving again.
+    let altcha: string | undefined;
+    for (;;) {
+      if (altcha === undefined) {
+        const c = await ctx.send('GET', `${roomPath}/challenge`);
+        if (c.status !== 200) {
+          if (c.status === 503 || c.status === 0) {
+            const gaveUp = await retry(c);
+            if (gaveUp) return gaveUp;
+            continue;
+          }
+          return final(c);
+        }
+        const solved = solveAltcha(c.json as Challenge);
+        if (!solved) return { status: c.status, code: 'UNSOLVED', position, grabbed };
+        altcha = solved;
+        ctx.mark('solved');
+      }
+      const t = await ctx.send('POST', `${roomPath}/token`, { ticket, altcha });
+      const pass = t.status === 200 ? dataOf<{ grabUrl: string }>(t) : undefined;
+      if (!pass) {
+        if (t.status === 503 || t.status === 0) {
+          const gaveUp = await retry(t);
+          if (gaveUp) return gaveUp;
+          continue;
+        }
+        return final(t);
+      }
+      ctx.mark('token');
+      grabbed = true;
+      const g = await ctx.send('POST', pass.grabUrl);
+      if (g.status === 503 || g.status === 0) {
+        const gaveUp = await retry(g);
+        if (gaveUp) return gaveUp;
+        continue;
+      }
+      return final(g);
     }
   },
 };

@@ -31,6 +31,9 @@ export interface UserRecord {
   errors: number;
   /** Steps the flow marked (ms since t0). */
   marks: Record<string, number>;
+  /** The room flow: the user's last known place, and whether they posted a grab. */
+  position?: number;
+  grabbed?: boolean;
 }
 
 export interface ClientSetup {
@@ -72,6 +75,8 @@ export interface SpikeOptions {
   sources: string[];
   windowMs?: number;
   timeoutMs?: number;
+  /** When the spike starts (epoch ms; a sale's start can be set inside the window): if it has passed once every client is ready, 300 ms from then. */
+  t0?: number;
 }
 
 export interface SpikeRun {
@@ -81,6 +86,8 @@ export interface SpikeRun {
   clientCpuS: number;
   clientSystemS: number;
   clients: number;
+  /** When the spike started (epoch ms). */
+  t0: number;
 }
 
 const CLIENT = path.join(import.meta.dirname, 'spike-client.ts');
@@ -94,6 +101,7 @@ export async function runSpike(o: SpikeOptions): Promise<SpikeRun> {
   const clients = Math.max(1, Math.min(o.clients ?? 4, o.tokens.length));
   const windowMs = o.windowMs ?? 1000;
   const procs: ChildProcess[] = [];
+  let t0 = 0;
   try {
     const results = await Promise.all(
       Array.from({ length: clients }, (_, c) => {
@@ -118,7 +126,7 @@ export async function runSpike(o: SpikeOptions): Promise<SpikeRun> {
       }),
     ).then((ready) => {
       // Everyone starts at the same moment, far enough ahead for the message to reach each process.
-      const t0 = Date.now() + 300;
+      t0 = Math.max(o.t0 ?? 0, Date.now() + 300);
       for (const { child } of ready) child.send({ type: 'go', t0 });
       return Promise.all(ready.map((r) => r.done));
     });
@@ -128,7 +136,7 @@ export async function runSpike(o: SpikeOptions): Promise<SpikeRun> {
       for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
       for (const [k, v] of Object.entries(r.errors)) errors[k] = (errors[k] ?? 0) + v;
     }
-    return { records: results.flatMap((r) => r.records), statuses, errors, clientCpuS: results.reduce((s, r) => s + r.cpuS, 0), clientSystemS: results.reduce((s, r) => s + r.systemS, 0), clients };
+    return { records: results.flatMap((r) => r.records), statuses, errors, clientCpuS: results.reduce((s, r) => s + r.cpuS, 0), clientSystemS: results.reduce((s, r) => s + r.systemS, 0), clients, t0 };
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
   }
@@ -153,6 +161,8 @@ export interface SpikeSummary {
   started99S: number;
   startedAllS: number;
   connectedAllS: number;
+  /** Seconds from t0 until every user had a first answer (of any kind). */
+  firstAllS: number;
   /** Seconds from t0 until the last user's final answer: the figure the spike is about. */
   lastAnswerS: number;
   /** A user's wait from their arrival to their final answer, s. */
@@ -174,6 +184,7 @@ export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): S
   const waits: number[] = [];
   let connectedAll = 0;
   let lastAnswer = 0;
+  let firstAll = 0;
   let usersWithErrors = 0;
   let unanswered = 0;
   let requests = 0;
@@ -185,6 +196,7 @@ export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): S
     if (r.errors) usersWithErrors++;
     if (r.status === 0 || r.status >= 500) unanswered++;
     connectedAll = Math.max(connectedAll, Number.isFinite(r.connectedMs) ? r.connectedMs : Infinity);
+    firstAll = Math.max(firstAll, Number.isFinite(r.firstMs) ? r.firstMs : Infinity);
     if (Number.isFinite(r.finalMs)) {
       lastAnswer = Math.max(lastAnswer, r.finalMs);
       waits.push(r.finalMs - r.dueMs);
@@ -207,6 +219,7 @@ export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): S
     started99S: quantile(starts, 0.99) / 1000,
     startedAllS: (starts[starts.length - 1] ?? NaN) / 1000,
     connectedAllS: connectedAll / 1000,
+    firstAllS: firstAll / 1000,
     lastAnswerS,
     waitP50S: quantile(waits, 0.5) / 1000,
     waitP99S: quantile(waits, 0.99) / 1000,
@@ -216,6 +229,61 @@ export function summarizeSpike(run: SpikeRun, cores = availableParallelism()): S
   };
 }
 
+/**
+ * Ticket order against win order, for the users who won (accepted grab) with a known place:
+ * sorted by the moment their grab was answered, `inversions` counts the pairs where the later
+ * place won first (of `pairs`); `tau` = 1 − 2 · inversions / pairs (Kendall's tau without ties:
+ * 1 = exactly in ticket order, 0 = no relation, −1 = reversed). `outOfPlace`: winners whose place
+ * is not among the lowest `winners` places of everyone who posted a grab (0 = the winners are
+ * exactly the first places of those who reached the grab).
+ */
+export interface WinOrder {
+  winners: number;
+  reached: number;
+  pairs: number;
+  inversions: number;
+  inversionShare: number;
+  tau: number;
+  outOfPlace: number;
+}
+
+export function winOrder(winners: { position: number; wonMs: number }[], reachedPositions: number[]): WinOrder {
+  const byTime = [...winners].sort((a, b) => a.wonMs - b.wonMs || a.position - b.position);
+  const n = byTime.length;
+  let inversions = 0;
+  // Merge sort of the places in win order, counting the pairs out of order: O(n log n).
+  const count = (a: number[]): number[] => {
+    if (a.length < 2) return a;
+    const mid = a.length >> 1;
+    const l = count(a.slice(0, mid));
+    const r = count(a.slice(mid));
+    const out: number[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < l.length && j < r.length) {
+      if (l[i]! <= r[j]!) out.push(l[i++]!);
+      else {
+        inversions += l.length - i;
+        out.push(r[j++]!);
+      }
+    }
+    return out.concat(l.slice(i), r.slice(j));
+  };
+  count(byTime.map((w) => w.position));
+  const pairs = (n * (n - 1)) / 2;
+  const firstPlaces = new Set([...reachedPositions].sort((a, b) => a - b).slice(0, n));
+  const outOfPlace = byTime.filter((w) => !firstPlaces.has(w.position)).length;
+  return { winners: n, reached: reachedPositions.length, pairs, inversions, inversionShare: pairs ? inversions / pairs : 0, tau: pairs ? 1 - (2 * inversions) / pairs : 1, outOfPlace };
+}
+
+/** The room's figures from a spike's records: first answers that were tickets, and win order against ticket order. */
+export function roomFigures(records: UserRecord[]): { firstTicket: number; order: WinOrder } {
+  const firstTicket = records.filter((r) => r.marks.ticket !== undefined).length;
+  const won = records.filter((r) => r.status === 200 && !r.code && r.position !== undefined && Number.isFinite(r.finalMs));
+  const reached = records.filter((r) => r.grabbed && r.position !== undefined).map((r) => r.position!);
+  return { firstTicket, order: winOrder(won.map((r) => ({ position: r.position!, wonMs: r.finalMs })), reached) };
+}
+
 const r2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : n);
 const hist = (m: Record<string, number>) => Object.entries(m).map(([k, v]) => `${k}×${v}`).join(' ') || '–';
 
@@ -223,7 +291,7 @@ const hist = (m: Record<string, number>) => Object.entries(m).map(([k, v]) => `$
 export function formatSpike(s: SpikeSummary, errors: Record<string, number>): string {
   return (
     `${s.users} users, ${s.requests} requests · final ${hist(s.finals)}${Object.keys(s.codes).length ? ` (${hist(s.codes)})` : ''} · all answers ${hist(s.answers)} · ` +
-    `${s.errors} socket errors${s.errors ? ` (${hist(errors)}, ${s.usersWithErrors} users)` : ''} · started 99 % by ${r2(s.started99S)} s, all by ${r2(s.startedAllS)} s, all connected by ${r2(s.connectedAllS)} s · ` +
+    `${s.errors} socket errors${s.errors ? ` (${hist(errors)}, ${s.usersWithErrors} users)` : ''} · started 99 % by ${r2(s.started99S)} s, all by ${r2(s.startedAllS)} s, all connected by ${r2(s.connectedAllS)} s, all had a first answer by ${r2(s.firstAllS)} s · ` +
     `last answer ${r2(s.lastAnswerS)} s · wait p50 ${r2(s.waitP50S)} s, p99 ${r2(s.waitP99S)} s · clients' CPU ${r2(s.clientCpuS)} s, ${r2(s.clientSystemS)} s of it in the kernel (${Math.round(s.clientShare * 100)} % of the machine)`
   );
 }

@@ -7,8 +7,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSpike, sourceAddresses, summarizeSpike } from './spike';
-import { retryDelayMs } from './spike-flows';
+import { roomFigures, runSpike, sourceAddresses, summarizeSpike, winOrder, type UserRecord } from './spike';
+import { createChallenge, verifySolution } from 'altcha-lib';
+import { lookDelayMs, retryDelayMs, solveAltcha } from './spike-flows';
 
 const USERS = 120;
 /** Per token: the sockets (address:port) its requests came on, and how many requests. */
@@ -62,6 +63,9 @@ describe('the real-concurrency spike', () => {
     expect(s.startedAllS).toBeGreaterThan(0.45);
     for (const r of run.records) expect(r.startMs).toBeGreaterThanOrEqual(r.dueMs - 1);
     expect(s.lastAnswerS).toBeGreaterThan(s.startedAllS);
+    // Every user's first answer was the 503 (their final one came after the retry).
+    expect(s.firstAllS).toBeGreaterThan(s.startedAllS);
+    expect(s.firstAllS).toBeLessThan(s.lastAnswerS);
     expect(s.clientCpuS).toBeGreaterThan(0);
 
     const sockets = new Set<string>();
@@ -102,5 +106,70 @@ describe('the real-concurrency spike', () => {
     expect(retryDelayMs(r({ 'retry-after': '2' }), () => 0)).toBe(1000);
     expect(retryDelayMs(r({ 'retry-after': '2' }), () => 0.999)).toBeCloseTo(2998);
     expect(retryDelayMs(r({}), () => 0.5)).toBe(1000);
+  });
+
+  it("the room flow's native solver finds the number altcha-lib verifies (and none for a wrong challenge)", async () => {
+    const c = await createChallenge({ hmacKey: 'bench-test-key', maxnumber: 1000, number: 737 });
+    const payload = solveAltcha(c as Parameters<typeof solveAltcha>[0]);
+    expect(payload).not.toBeNull();
+    expect(JSON.parse(Buffer.from(payload!, 'base64').toString()).number).toBe(737);
+    expect(await verifySolution(payload!, 'bench-test-key')).toBe(true);
+    expect(solveAltcha({ ...c, challenge: '0'.repeat(64) } as Parameters<typeof solveAltcha>[0])).toBeNull();
+  });
+
+  it("the room's next look: a quarter of the estimate, between 1 and 5 s (the page's rule)", () => {
+    expect(lookDelayMs(0)).toBe(1000);
+    expect(lookDelayMs(8000)).toBe(2000);
+    expect(lookDelayMs(60_000)).toBe(5000);
+    expect(lookDelayMs(null)).toBe(1000);
+  });
+});
+
+describe('win order against ticket order (winOrder)', () => {
+  const w = (position: number, wonMs: number) => ({ position, wonMs });
+
+  it('in ticket order: no inversion, tau 1, nobody out of place', () => {
+    const o = winOrder([w(1, 10), w(2, 20), w(3, 30), w(4, 40)], [1, 2, 3, 4, 5, 6]);
+    expect(o).toMatchObject({ winners: 4, reached: 6, pairs: 6, inversions: 0, tau: 1, outOfPlace: 0 });
+  });
+
+  it('reversed: every pair inverted, tau −1', () => {
+    const o = winOrder([w(1, 40), w(2, 30), w(3, 20), w(4, 10)], [1, 2, 3, 4]);
+    expect(o.inversions).toBe(6);
+    expect(o.tau).toBe(-1);
+    expect(o.inversionShare).toBe(1);
+  });
+
+  it('counts each out-of-order pair once, as a brute-force count does', () => {
+    // A fixed pseudo-random order (an LCG), so the figure is the same every run.
+    let x = 12345;
+    const rand = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const ws = Array.from({ length: 300 }, (_, i) => w(i + 1, rand() * 1000));
+    let brute = 0;
+    for (const a of ws) for (const b of ws) if (a.position < b.position && a.wonMs > b.wonMs) brute++;
+    const o = winOrder(ws, ws.map((v) => v.position));
+    expect(brute).toBeGreaterThan(0);
+    expect(o.inversions).toBe(brute);
+    expect(o.pairs).toBe((300 * 299) / 2);
+    expect(o.tau).toBeCloseTo(1 - (2 * brute) / o.pairs, 12);
+  });
+
+  it('a winner behind someone who reached the grab and lost is out of place', () => {
+    // Places 1, 2, 4 won; 3 posted a grab and lost: 4 is not among the first three places of those who reached the grab.
+    const o = winOrder([w(1, 10), w(2, 20), w(4, 30)], [1, 2, 3, 4]);
+    expect(o.outOfPlace).toBe(1);
+    expect(o.inversions).toBe(0);
+  });
+
+  it("roomFigures: first answers that were tickets, and winners are accepted grabs (200 without a code) with a place", () => {
+    const rec = (index: number, o: Partial<UserRecord>): UserRecord => ({ index, dueMs: 0, startMs: 0, connectedMs: 0, firstMs: 0, finalMs: 100 + index, status: 200, requests: 1, errors: 0, marks: {}, ...o });
+    const f = roomFigures([
+      rec(0, { marks: { ticket: 1 }, position: 2, grabbed: true }),
+      rec(1, { marks: { ticket: 1 }, position: 1, grabbed: true }),
+      rec(2, { marks: { ticket: 1 }, position: 3, code: 'SOLD_OUT' }),
+      rec(3, { position: 4, grabbed: true, status: 410, code: 'SOLD_OUT' }),
+    ]);
+    expect(f.firstTicket).toBe(3);
+    expect(f.order).toMatchObject({ winners: 2, reached: 3, inversions: 1, outOfPlace: 0 });
   });
 });

@@ -13,6 +13,8 @@ import path from 'node:path';
 export interface WrkOptions {
   url: string;
   tokens: string[];
+  /** Per token (same index), a query string its requests add to the URL (`g=<grab token>` for a room sale). */
+  queries?: string[];
   connections: number;
   durationS: number;
   /** Each token once; a run ends when every token has been answered (or at durationS). */
@@ -153,7 +155,7 @@ const CLOCK_TICKS = 100;
 export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   const threads = o.threads ?? Math.min(2, cpus().length);
   const file = path.join(tmpdir(), `hmdp-bench-tokens-${process.pid}.txt`);
-  writeFileSync(file, o.tokens.join('\n') + '\n');
+  writeFileSync(file, o.tokens.map((t, i) => (o.queries?.[i] ? `${t} ${o.queries[i]}` : t)).join('\n') + '\n');
   const args = ['-t', String(threads), '-c', String(Math.max(o.connections, threads)), '-d', `${o.durationS}s`, '--timeout', '10s', '-s', LUA, o.url];
   const before = cpuTotals();
   const procsBefore = processTicks();

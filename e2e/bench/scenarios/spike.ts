@@ -15,6 +15,15 @@
  * --sched none|rr (node:cluster's scheduling in both servers, NODE_CLUSTER_SCHED_POLICY; default
  * node's rr: the primary accepts every connection and hands it to a process over IPC)
  * --flow-<name> value (options of the flow). HOT_ADMISSION etc. reach the web server from the env.
+ *
+ * `--strategy room`: the sale is a merchant's room sale (proof-of-work cost --pow-cost, 10: the
+ * bench measures the server, 20 000 phones' hashing cannot be simulated on the same cores) whose
+ * start falls --room-start seconds into the window (half of it by default), so the tickets of
+ * users arriving before it are shuffled and later ones queue FIFO. The bare server takes the same
+ * spike with the plain grab flow (it cannot run a room). The run also checks that every user's
+ * first answer was a ticket with a place, and reports win order against ticket order
+ * (e2e/bench/spike.ts winOrder). ROOM_ADMIT_PER_SECOND / ROOM_ADMIT_MAX_PER_SECOND reach the web
+ * server from the env.
  */
 import { randomInt } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -24,8 +33,10 @@ import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
 import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/seckill';
 import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale, waitForDrain } from '../setup';
-import { formatSpike, runSpike, sourceAddresses, summarizeSpike, type SpikeSummary } from '../spike';
-import { flows } from '../spike-flows';
+import { createRoomVoucher } from '@/e2e/support/fixtures/room';
+import { keys } from '@/lib/redis/keys';
+import { formatSpike, roomFigures, runSpike, sourceAddresses, summarizeSpike, type SpikeSummary } from '../spike';
+import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
 import type { Scenario } from '../types';
 import { runWrk, serversCpuSeconds } from '../wrk';
 
@@ -94,33 +105,45 @@ export const scenario: Scenario = {
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);
-    const spike = (origin: string, path: string, phase: number) =>
-      runSpike({ origin, path, flow, options: flowOptions, tokens, clients, sources: sourceAddresses(sources, run, phase), windowMs, timeoutMs });
+    const room = flow === 'room';
+    const spike = (origin: string, path: string, phase: number, userFlow = flow, t0?: number) =>
+      runSpike({ origin, path, flow: userFlow, options: flowOptions, tokens, clients, sources: sourceAddresses(sources, run, phase), windowMs, timeoutMs, t0 });
 
     const ceiling = await h.startCeiling(processes, sched);
     const ceilingCpu = serversCpuSeconds([ceiling.proc.child.pid!]);
     h.log(`… the spike on the bare node:http server`);
-    const bareRun = await spike(ceiling.url, '/api/seckill/0', 1);
+    const bareRun = await spike(ceiling.url, '/api/seckill/0', 1, bareFlow[flow] ?? flow);
     const bareCpuS = serversCpuSeconds([ceiling.proc.child.pid!]) - ceilingCpu;
     await h.stop(ceiling.proc);
     const bare = summarizeSpike(bareRun);
     summary.push(`  bare node:http: ${formatSpike(bare, bareRun.errors)} · server CPU ${round(bareCpuS, 2)} s`);
 
-    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched });
+    // --profile DIR: a V8 CPU profile of each web process (read with e2e/bench/profile-top.ts).
+    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
     await h.startWorkers(a.workers);
     // Warm-up, as the grab scenario's: 2 s of refusals, so the measured spike finds its path compiled.
     const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
     await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: 50, durationS: 2 });
-    const voucherId = await createTestVoucher(db, redis, { stock, title: `bench spike ${flow}` });
+    const powCost = Number(a.extra['pow-cost'] ?? 1000);
+    const roomStartMs = Number(a.extra['room-start'] ?? windowMs / 2000) * 1000;
+    // The room's spike starts at a set moment, so the sale's start can fall inside the window: far
+    // enough ahead for the client processes to be forked and ready (else t0 moves and it is reported).
+    if (room) await warmRoom(web.url, tokens.slice(0, 200), powCost);
+    const plannedT0 = Date.now() + 8000;
+    const voucherId = room
+      ? await createRoomVoucher(db, redis, { stock, powCost, startsInMs: plannedT0 + roomStartMs - Date.now() })
+      : await createTestVoucher(db, redis, { stock, title: `bench spike ${flow}` });
     await expectFreshVoucher(voucherId, stock);
     const webCpu = serversCpuSeconds([web.proc.child.pid!]);
     h.log(`… the spike on the app`);
-    const appRun = await spike(web.url, `/api/seckill/${voucherId}`, 2);
+    const appRun = await spike(web.url, `/api/seckill/${voucherId}`, 2, flow, room ? plannedT0 : undefined);
     const webCpuS = serversCpuSeconds([web.proc.child.pid!]) - webCpu;
     const app = summarizeSpike(appRun);
     const drainS = await waitForDrain(voucherId, Date.now());
     await h.stopAll();
-    const accepted = app.finals['200'] ?? 0;
+    // Accepted grabs: 200 without a code (a room's sold-out look is 200 SOLD_OUT).
+    const accepted = appRun.records.filter((r) => r.status === 200 && !r.code).length;
+    const roomState = room ? await redis.hgetall(keys.roomState(voucherId)) : {};
     const sale = await verifySale(voucherId, stock, accepted);
     const sold = Math.min(stock, users);
     const ratio = app.lastAnswerS / bare.lastAnswerS;
@@ -128,6 +151,16 @@ export const scenario: Scenario = {
     summary.push(
       `  sold ${sale.orders} of ${sold} · oversold ${sale.oversold} · duplicates ${sale.duplicates} · lost ${sale.lost} · drain ${round(drainS, 2)} s · invariants ${sale.violations.length ? 'VIOLATED' : 'hold'}`,
     );
+    const rf = room ? roomFigures(appRun.records) : undefined;
+    if (rf) {
+      const startS = (Number((await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', voucherId).executeTakeFirst())?.begin_time?.getTime?.() ?? NaN) - appRun.t0) / 1000;
+      summary.push(
+        `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'} · ` +
+          `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users} · ` +
+          `win order: ${rf.order.winners} winners of ${rf.order.reached} who posted a grab, ${rf.order.outOfPlace} not among the first ${rf.order.winners} places of those, ` +
+          `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)}`,
+      );
+    }
     summary.push(`  last answer: the app ${round(app.lastAnswerS, 2)} s, bare node:http ${round(bare.lastAnswerS, 2)} s: ×${round(ratio, 2)} the bare server's time (figures noisy on a shared host)`);
 
     const failures = [
@@ -138,6 +171,7 @@ export const scenario: Scenario = {
       ...sale.violations,
       ...problems('the app', app),
       ...problems('the bare server', bare),
+      ...(rf && rf.firstTicket !== users ? [`the app: ${users - rf.firstTicket} users' first answer was not a ticket`] : []),
     ];
     return {
       line: {
@@ -147,6 +181,7 @@ export const scenario: Scenario = {
         last_answer_s: round(app.lastAnswerS, 2), wait_p50_s: round(app.waitP50S, 2), wait_p99_s: round(app.waitP99S, 2),
         bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
         client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2),
+        ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3) } : {}),
         orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
       },
       rps: app.requests / app.lastAnswerS,
@@ -156,6 +191,22 @@ export const scenario: Scenario = {
     };
   },
 };
+
+/** A few users through a small started room sale, so the measured spike finds the room's routes loaded and compiled. */
+async function warmRoom(origin: string, tokens: string[], powCost: number): Promise<void> {
+  const vid = await createRoomVoucher(db, redis, { stock: 1, powCost });
+  const base = `${origin}/api/seckill/${vid}`;
+  await Promise.all(
+    tokens.map(async (t) => {
+      const headers = { authorization: `Bearer ${t}`, 'content-type': 'application/json' };
+      const j = (await (await fetch(`${base}/room`, { method: 'POST', headers })).json()) as { data?: { ticket?: string } };
+      await fetch(`${base}/room`, { headers });
+      const altcha = solveAltcha((await (await fetch(`${base}/room/challenge`, { headers })).json()) as Challenge);
+      const p = (await (await fetch(`${base}/room/token`, { method: 'POST', headers, body: JSON.stringify({ ticket: j.data?.ticket, altcha }) })).json()) as { data?: { grabUrl?: string } };
+      if (p.data?.grabUrl) await fetch(`${origin}${p.data.grabUrl}`, { method: 'POST', headers });
+    }),
+  );
+}
 
 /**
  * What fails the run: socket errors, 5xx answers other than 503 (a 503 is the shedding the product

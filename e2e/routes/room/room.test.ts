@@ -279,6 +279,14 @@ describe('sold out', () => {
     for (const u of users.slice(2)) await join(u, voucherId);
     expect((await grab(a!, voucherId, pa.token)).status).toBe(200);
     expect((await grab(b!, voucherId, pb.token)).status).toBe(200);
+    // Once the process knows the sale is sold out, that is every grab's answer, token or not: the
+    // remembered refusal comes before the token's check (as the script's stock check does), so a
+    // sold-out room sale's storm costs no HMAC per request.
+    const c = users[2]!;
+    expect((await grab(c, voucherId, issueGrabToken(voucherId, c.userId, 60_000).token)).json.error.code).toBe('SOLD_OUT');
+    const forged = await grab(users[3]!, voucherId, 'g1.forged');
+    expect(forged.status).toBe(410);
+    expect(forged.json.error.code).toBe('SOLD_OUT');
     const looks = await Promise.all(users.slice(2).map((u) => look(u, voucherId)));
     for (const l of looks) expect(l.json.data.state).toBe('soldout');
     const late = users[29]!;

@@ -16,9 +16,15 @@ import { grabTokenOf } from '@/lib/seckill/room/grab-gate';
  */
 export const POST = route({ auth: 'user' }, ({ req, params, user, ip }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
-  const token = grabTokenOf(req.url, voucherId, user.id);
-  if (typeof token !== 'object' || token === null) {
-    return andThen<void, AppError | GrabResult>(expectNoBody(req), () => rememberedRefusal(redis, voucherId) ?? grabVoucher(db, redis, { voucherId, userId: user.id, ip, nonce: token }));
-  }
-  return token;
+  return andThen<void, AppError | GrabResult>(expectNoBody(req), () => {
+    // A refusal this process remembers (sold out, not started, ended) is about the sale, true with
+    // or without a token (the script, too, checks the window and the stock before the token): it
+    // is answered before the token's HMAC is checked, so a sold-out room sale's storm costs what
+    // an ordinary one's does.
+    const remembered = rememberedRefusal(redis, voucherId);
+    if (remembered) return remembered;
+    const token = grabTokenOf(req.url, voucherId, user.id);
+    if (typeof token === 'object' && token !== null) return token;
+    return grabVoucher(db, redis, { voucherId, userId: user.id, ip, nonce: token });
+  });
 });
