@@ -46,6 +46,9 @@ REDIS_CLUSTER_NODES="$cluster_nodes" VITEST_EXCLUDE=$broker_restart npx vitest r
 # with the web processes' Redis writes (one socket write per event-loop turn, lib/redis/write-per-turn.ts).
 echo "▶ hot door";             TEST_DOOR=hot REDIS_AUTO_PIPELINING=true VITEST_EXCLUDE=$broker_restart npx vitest run lib/seckill e2e/routes/seckill e2e/routes/reservation lib/order e2e/routes/order e2e/hostile
 echo "▶ fault suite (CI size)"; npx tsx e2e/faults/run.ts --ci
+# A waiting room through a Redis restart and a web-instance kill (about 70 s): real room clients over
+# HTTP, sold out exactly, oversold = duplicates = lost = 0 (docs/testing.md#a-waiting-room-through-faults).
+echo "▶ waiting room through faults (CI size)"; npx tsx e2e/faults/room.ts --ci
 # A Redis Cluster failover mid-sale with the replica made to fall behind first (about 45 s): the
 # forgotten grabs are repaired by the worker itself, every 200 reads created/failed to its buyer.
 echo "▶ failover mid-sale";     npx tsx e2e/faults/failover.ts --ci

@@ -13,6 +13,7 @@ import { PrivateMariaDb, PrivateRabbit, PrivateRedis } from './private-services'
 import { faultPorts, runToExit, sleep, waitFor } from './procs';
 import { Cluster } from './cluster';
 import { Storm } from './storm';
+import { faultEnv, openStores } from './env';
 
 const ci = process.argv.includes('--ci');
 const RATE = ci ? 40 : 120; // offered grabs per second
@@ -35,40 +36,11 @@ async function main(): Promise<number> {
   log(`starting private MariaDB, Redis (AOF always), RabbitMQ; rate ${RATE}/s, ${USERS} users`);
   await Promise.all([mysql.start(), redisSrv.start(), rabbit.start()]);
 
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    // One process per web server whatever the caller's environment says: the kills below target
-    // whole servers, and more Next processes would crowd the 2-core CI box.
-    WEB_CONCURRENCY: '1',
-    DATABASE_URL: mysql.url,
-    REDIS_URL: redisSrv.url,
-    RABBITMQ_URL: rabbit.url,
-    MQ_PREFIX: 'hmdp_fault',
-    AUTH_SECRET: process.env.AUTH_SECRET ?? 'fault-suite-secret-0123456789abcdef0123456789',
-    RATE_LIMITS: 'false',
-    // The storm's up to 300 grabs in flight all come from 127.0.0.1: no per-client connection cap.
-    WEB_MAX_CONNECTIONS_PER_CLIENT: '0',
-    LOG_LEVEL: 'warn',
-    OUTBOX_SWEEP_INTERVAL_MS: '1000',
-    OUTBOX_STALE_MS: '3000',
-    ORDER_RETRY_BASE_MS: '500',
-  };
-  Object.assign(process.env, env, { LOG_LEVEL: 'error' }); // lib/ reads these when first imported, below
-
-  const { createDb } = await import('@/lib/db/client');
-  const { ensureDatabase, migrateToLatest } = await import('@/lib/db/migrate');
-  const { createRedis } = await import('@/lib/redis/client');
-  const { seedDemo } = await import('@/lib/seed/seed');
+  const env = faultEnv({ mysql: mysql.url, redis: redisSrv.url, rabbit: rabbit.url }, 'hmdp_fault', { ORDER_RETRY_BASE_MS: '500' });
+  const { db, redis, seeded } = await openStores(env);
   const { createSession } = await import('@/lib/auth/session');
   const { preheatVoucher } = await import('@/lib/seckill/preheat');
   const { readSeckillState } = await import('@/lib/seckill/state');
-
-  await ensureDatabase(mysql.url);
-  const db = createDb(mysql.url, 5);
-  await migrateToLatest(db);
-  const seeded = await seedDemo(db);
-  const redis = createRedis(redisSrv.url);
 
   // A fresh sale with more stock than the storm can take, so every phase has orders in flight.
   const stock = USERS * 2;

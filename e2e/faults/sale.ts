@@ -10,14 +10,16 @@ import type { RedisClient } from '@/lib/redis/types';
 import { waitFor } from './procs';
 import type { Storm, StormUser } from './storm';
 
-/** `stock` defaults to twice the users: the sale never sells out, so grabs are in flight whenever the fault lands. */
-export async function createSale(db: DB, redis: RedisClient, users: number, phonePrefix: string, buckets = 1, stock = users * 2): Promise<{ voucherId: string; users: StormUser[] }> {
+/** `stock` defaults to twice the users: the sale never sells out, so grabs are in flight whenever the fault lands. `room`: a room sale at that proof-of-work cost. */
+export async function createSale(db: DB, redis: RedisClient, users: number, phonePrefix: string, buckets = 1, stock = users * 2, room?: { powCost: number }): Promise<{ voucherId: string; users: StormUser[] }> {
   const { createSession } = await import('@/lib/auth/session');
   const { preheatVoucher } = await import('@/lib/seckill/preheat');
   const shop = await db.selectFrom('tb_shop').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow();
   const ins = await db.insertInto('tb_voucher').values({ shop_id: shop.id, title: `Redis 故障 ${Date.now()}`, pay_value: 100, actual_value: 1000, type: 1 }).executeTakeFirstOrThrow();
   const voucherId = String(ins.insertId);
   await db.insertInto('tb_seckill_voucher').values({ voucher_id: voucherId, initial_stock: stock, stock, buckets, begin_time: new Date(Date.now() - 60_000), end_time: new Date(Date.now() + 3600_000) }).execute();
+  // A merchant's room sale (docs/fair-sale.md#the-waiting-room): the room row before the preheat writes the meta's flag.
+  if (room) await (await import('@/lib/seckill/room/room.repository')).insertRoom(db, { voucherId, powCost: room.powCost });
   await preheatVoucher(db, redis, voucherId);
   const phones = Array.from({ length: users }, (_, i) => `${phonePrefix}${String(i).padStart(11 - phonePrefix.length, '0')}`);
   await db.insertInto('tb_user').ignore().values(phones.map((phone) => ({ phone, nick_name: `f_${phone.slice(-6)}`, password: null }))).execute();
