@@ -120,6 +120,7 @@ describe('adaptive admission on the hot server', () => {
     const adaptive = await run(new AdmissionLimit({ max: 1000, adaptive: true, min: 1 }));
     const fixed = await run(new AdmissionLimit({ max: 1000 }));
     const seen = JSON.stringify({ adaptive, fixed }); // in the failure message
+    console.log(`adaptive admission figures: ${seen}`); // the figures docs/hot-server.md records
 
     // The box learned its uncongested time alone, then shed at 1x and 3x alike.
     expect(adaptive.alone.shed, seen).toBe(0);

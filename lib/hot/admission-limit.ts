@@ -18,6 +18,10 @@
  *  - batching is not congestion: when the service time rose by r over the baseline but the
  *    throughput rose by at least r too (several requests answered per turn — more in flight
  *    bought proportionally more work), the window becomes the baseline;
+ *  - a slower window is congestion only while the process serves about the most it has served
+ *    lately (≥ 80 % of a decaying maximum): its own queue. Slower while serving less is a
+ *    neighbour taking the CPU (or a stall holding every request at once) — shedding would only
+ *    serve less — so the limit holds; this also stops a decrease below the knee;
  *  - a decrease starts from what was actually in flight, not from an unused limit, and the limit
  *    only grows while it refuses work, so an idle process keeps a large limit without acting on it.
  * Above the knee (service time ∝ concurrency, throughput flat) the limit settles where the
@@ -45,7 +49,7 @@ export interface AdmissionLimitOptions {
   minSamples?: number;
   /** Service time up to this multiple of the baseline counts as uncongested; default 1.5. */
   tolerance?: number;
-  /** A window's mean service time under this is never congestion, ms; default 2. */
+  /** A window's mean service time under this is never congestion, ms; default 1.5. */
   floorMs?: number;
   /** Share of a computed decrease applied per window; default 0.5. */
   smoothing?: number;
@@ -95,6 +99,9 @@ export class AdmissionLimit {
   private baselineMs = Infinity;
   /** Throughput (per second) of the window that set the baseline. */
   private baselinePerSecond = 0;
+  private bestPerSecond = 0;
+  /** Congested windows in a row. */
+  private congested = 0;
   private lastRttMs = 0;
   private lastPerSecond = 0;
   private lastPeak = 0;
@@ -109,7 +116,7 @@ export class AdmissionLimit {
     this.windowMs = o.windowMs ?? 100;
     this.minSamples = Math.max(1, o.minSamples ?? 16);
     this.tolerance = o.tolerance ?? 1.5;
-    this.floorMs = o.floorMs ?? 2;
+    this.floorMs = o.floorMs ?? 1.5;
     this.smoothing = o.smoothing ?? 0.5;
   }
 
@@ -144,7 +151,7 @@ export class AdmissionLimit {
     this.lastRttMs = rtt;
     this.lastPeak = this.peak;
     this.lastRefused = this.refused;
-    if (rtt < this.baselineMs) {
+    if (!Number.isFinite(this.baselineMs)) {
       this.baselineMs = rtt;
       this.baselinePerSecond = perSecond;
     }
@@ -158,13 +165,28 @@ export class AdmissionLimit {
       this.baselinePerSecond = perSecond;
       target = Math.max(this.tolerance * rtt, this.floorMs);
     }
+    // The most this process has served per second lately (decaying ~1 % a window, ~7 s half-life).
+    this.bestPerSecond = Math.max(perSecond, this.bestPerSecond * 0.99);
     let next: number;
-    if (rtt <= target) {
+    if (rtt > target && perSecond < 0.8 * this.bestPerSecond) {
+      // Slower, but serving less than it can: not its own queue. A neighbour took the CPU (or a
+      // stall held every request at once); shedding would only serve less. Hold.
+      next = L;
+    } else if (rtt <= target) {
+      this.congested = 0;
+      // The reference follows the service time of the load served in full: quickly down, slowly
+      // (~16 windows) up and only while nothing was refused — a shed load's time is not the reference.
+      const a = rtt < this.baselineMs ? 0.25 : this.refused === 0 ? 1 / 16 : 0;
+      this.baselineMs += (rtt - this.baselineMs) * a;
+      this.baselinePerSecond += (perSecond - this.baselinePerSecond) * a;
       // Uncongested: grow in proportion to the headroom left under the target (up to ×1.5 per
       // window far below it, +1 at least so a small limit moves; a fixed step overshoots and
       // saws around the target) — but only while the limit holds something back; otherwise it is
       // not what limits anything.
       next = this.refused > 0 ? Math.max(L + 1, L * (1 + this.smoothing * (Math.min(2, target / rtt) - 1))) : L;
+    } else if (++this.congested < 2) {
+      // One slow window is a stall as often as a queue: a decrease needs two in a row.
+      next = L;
     } else {
       // Congested: from what was actually in flight (an unused limit says nothing), in proportion
       // to how far the service time rose past the target (at most halved per window, smoothed).

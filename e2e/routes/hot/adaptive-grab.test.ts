@@ -110,6 +110,7 @@ describe.skipIf(!process.env.HOT_ADMISSION_PROOF)('adaptive admission on the rea
   it('offered load tripled: adaptive keeps the grab p90 flat and sheds the excess; the fixed limit lets it grow', async () => {
     const { adaptive: a, fixed: f } = await runBoth();
     const seen = JSON.stringify({ adaptive: a, fixed: f }); // in the failure message
+    console.log(`adaptive admission figures: ${seen}`); // the figures docs/hot-server.md records
     for (const r of [...Object.values(a), ...Object.values(f)]) expect(r.other, `every grab is answered 409 ALREADY_BOUGHT or shed with 503: ${seen}`).toEqual({});
     const adaptive = { alone: a.alone!, once: a.once!, tripled: a.tripled! };
     const fixed = { once: f.once!, tripled: f.tripled! };
