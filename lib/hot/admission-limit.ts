@@ -2,32 +2,33 @@
  * The hot server's admission limit: how many complete, authenticated hot requests one process
  * serves at once (docs/hot-server.md#adaptive-admission). Fixed, it is HOT_MAX_IN_FLIGHT; adaptive,
  * it follows the measured service time of the admitted requests themselves, gradient-style (after
- * Netflix's concurrency-limits Gradient/Gradient2 and Vegas limits). Per window (≥ `windowMs`,
+ * Netflix's concurrency-limits Gradient2 and Vegas limits). Per window (≥ `windowMs`,
  * ≥ `minSamples` samples) it compares the window's mean service time with a target:
  *
- *   target   = max(tolerance · baseline, floorMs)
- *   baseline = the fastest window seen, moved up only on evidence (below)
+ *   target    = max(tolerance · reference, floorMs)
+ *   reference = the service time of the load served in full: an average of the uncongested
+ *               windows that refused nothing (down fast, up slowly over ~16 windows)
  *   rtt ≤ target:  limit ← max(limit + 1, limit · (1 + smoothing · (min(2, target / rtt) − 1)))
  *                  only if something was refused (more is offered than admitted)
  *   rtt > target:  limit ← inUse · (1 − smoothing · (1 − max(½, target / rtt)))
- *                  inUse = min(limit, the window's peak in flight)
+ *                  inUse = min(limit, the window's peak in flight); two such windows in a row
  *
- * Three things keep it from shedding a load the box serves well:
+ * These keep it from shedding a load the box serves well:
  *  - `floorMs`: a window whose mean is under a couple of milliseconds is never congestion
  *    (nobody is hurt by 0.3 → 1.5 ms, and on a busy host such a window is mostly noise);
- *  - batching is not congestion: when the service time rose by r over the baseline but the
+ *  - batching is not congestion: when the service time rose by r over the reference but the
  *    throughput rose by at least r too (several requests answered per turn — more in flight
- *    bought proportionally more work), the window becomes the baseline;
- *  - a slower window is congestion only while the process serves about the most it has served
- *    lately (≥ 80 % of a decaying maximum): its own queue. Slower while serving less is a
- *    neighbour taking the CPU (or a stall holding every request at once) — shedding would only
- *    serve less — so the limit holds; this also stops a decrease below the knee;
+ *    bought proportionally more work), the window becomes the reference;
+ *  - a slower window is congestion only while the process serves about what it usually serves
+ *    (≥ 70 % of a smoothed recent throughput): its own queue. Slower while serving much less is
+ *    a neighbour taking the CPU (or a stall holding every request at once) — shedding would only
+ *    serve less — so the limit holds; a decrease also needs two slow windows in a row;
  *  - a decrease starts from what was actually in flight, not from an unused limit, and the limit
  *    only grows while it refuses work, so an idle process keeps a large limit without acting on it.
  * Above the knee (service time ∝ concurrency, throughput flat) the limit settles where the
  * service time is about the target and the excess is shed at once (503 + Retry-After) — on a fast
  * or a slow host, without tuning. At the floor limit and still slower than the target, the host
- * (or what it waits on) got slower for good: that time becomes the baseline.
+ * (or what it waits on) got slower for good: that time becomes the reference.
  *
  * Cost per request: a compare and two additions on admission (one more on a refusal), a
  * subtraction and two additions on release; no allocation and no timer. The limit is recomputed
@@ -47,7 +48,7 @@ export interface AdmissionLimitOptions {
   windowMs?: number;
   /** Samples a window needs before it counts; default 16. */
   minSamples?: number;
-  /** Service time up to this multiple of the baseline counts as uncongested; default 1.5. */
+  /** Service time up to this multiple of the reference counts as uncongested; default 1.25. */
   tolerance?: number;
   /** A window's mean service time under this is never congestion, ms; default 1.5. */
   floorMs?: number;
@@ -99,7 +100,7 @@ export class AdmissionLimit {
   private baselineMs = Infinity;
   /** Throughput (per second) of the window that set the baseline. */
   private baselinePerSecond = 0;
-  private bestPerSecond = 0;
+  private usualPerSecond = 0;
   /** Congested windows in a row. */
   private congested = 0;
   private lastRttMs = 0;
@@ -115,7 +116,7 @@ export class AdmissionLimit {
     this.limit = Math.floor(this.estimate);
     this.windowMs = o.windowMs ?? 100;
     this.minSamples = Math.max(1, o.minSamples ?? 16);
-    this.tolerance = o.tolerance ?? 1.5;
+    this.tolerance = o.tolerance ?? 1.25;
     this.floorMs = o.floorMs ?? 1.5;
     this.smoothing = o.smoothing ?? 0.5;
   }
@@ -165,10 +166,12 @@ export class AdmissionLimit {
       this.baselinePerSecond = perSecond;
       target = Math.max(this.tolerance * rtt, this.floorMs);
     }
-    // The most this process has served per second lately (decaying ~1 % a window, ~7 s half-life).
-    this.bestPerSecond = Math.max(perSecond, this.bestPerSecond * 0.99);
+    // What this process has served per second lately (smoothed over ~8 windows): a window that
+    // serves much less than that was held up by something else.
+    const usual = this.usualPerSecond;
+    this.usualPerSecond = usual === 0 ? perSecond : usual + (perSecond - usual) / 8;
     let next: number;
-    if (rtt > target && perSecond < 0.8 * this.bestPerSecond) {
+    if (rtt > target && perSecond < 0.7 * usual) {
       // Slower, but serving less than it can: not its own queue. A neighbour took the CPU (or a
       // stall held every request at once); shedding would only serve less. Hold.
       next = L;
