@@ -70,9 +70,9 @@ export interface AdmissionSnapshot {
   /** Admitted requests completed per second in the last window. */
   admittedPerSecond: number;
   /**
-   * What the process can admit per second (Little's law): the concurrency it can use over the
-   * service time — its limit when the limit refused work in the last window, otherwise at most
-   * twice the concurrency it actually had (an idle process's large limit is no promise); 0 until measured.
+   * What the process can admit per second: when the limit refused work in the last window, what
+   * that window served (the rate at the limit); otherwise at most twice the concurrency it actually
+   * had over the service time (Little's law; an idle process's large limit is no promise); 0 until measured.
    */
   ratePerSecond: number;
 }
@@ -212,7 +212,10 @@ export class AdmissionLimit {
   }
 
   snapshot(): AdmissionSnapshot {
-    const usable = this.lastRefused > 0 ? this.limit : Math.min(this.limit, Math.max(2 * this.lastPeak, this.min));
+    // Refusing: the limit was in play, and what the window served is what the process serves at it.
+    // Not refusing: at most twice the concurrency the window had, over its service time (Little's law).
+    const usable = Math.min(this.limit, Math.max(2 * this.lastPeak, this.min));
+    const rate = this.lastRttMs <= 0 ? 0 : this.lastRefused > 0 ? this.lastPerSecond : (usable * 1000) / this.lastRttMs;
     return {
       mode: this.adaptive ? 'adaptive' : 'fixed',
       limit: this.limit,
@@ -222,7 +225,7 @@ export class AdmissionLimit {
       rttMs: this.lastRttMs,
       baselineMs: Number.isFinite(this.baselineMs) ? this.baselineMs : 0,
       admittedPerSecond: this.lastPerSecond,
-      ratePerSecond: this.lastRttMs > 0 ? (usable * 1000) / this.lastRttMs : 0,
+      ratePerSecond: rate,
     };
   }
 }
