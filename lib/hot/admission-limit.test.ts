@@ -98,8 +98,14 @@ describe('adaptive admission limit (synthetic queueing server)', () => {
     expect(p90(fixedTripled!.latencies)).toBeGreaterThan(2.7 * host.serviceMs);
     // What the waiting room admits at (limit / service time): near what the box served — at the
     // knee at most twice it (the limit was not in play), tripled within a third of it.
-    for (const r of calm!.rates) expect(r / calm!.perSecond).toBeGreaterThan(0.9), expect(r / calm!.perSecond).toBeLessThan(2.5);
-    for (const r of tripled!.rates) expect(r / tripled!.perSecond).toBeGreaterThan(0.67), expect(r / tripled!.perSecond).toBeLessThan(1.5);
+    for (const r of calm!.rates) {
+      expect(r / calm!.perSecond).toBeGreaterThan(0.9);
+      expect(r / calm!.perSecond).toBeLessThan(2.5);
+    }
+    for (const r of tripled!.rates) {
+      expect(r / tripled!.perSecond).toBeGreaterThan(0.67);
+      expect(r / tripled!.perSecond).toBeLessThan(1.5);
+    }
   });
 
   // A server that answers in turns (an event loop): each turn takes every request waiting, up to
