@@ -41,8 +41,9 @@ const schema = z.object({
    * How the hot server's in-flight limit is set (docs/hot-server.md#adaptive-admission). `fixed`:
    * HOT_MAX_IN_FLIGHT. `adaptive`: follows the admitted requests' measured service time (gradient
    * style), between HOT_MIN_IN_FLIGHT and HOT_MAX_IN_FLIGHT, so a fast or a slow host serves what
-   * it can with flat latency and sheds the rest, without tuning. Default fixed until a bench shows
-   * adaptive costs the storm and accept runs nothing.
+   * it can with flat latency and sheds the rest, without tuning. Default fixed: on the real grab
+   * adaptive no longer sheds a load the box serves, but has not yet held the p90 within the proof's
+   * bounds when the load triples (e2e/routes/hot/adaptive-grab.test.ts).
    */
   HOT_ADMISSION: z.enum(['adaptive', 'fixed']).default('fixed'),
   /** The adaptive limit's floor per process (HOT_ADMISSION=adaptive). */

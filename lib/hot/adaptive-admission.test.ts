@@ -112,7 +112,8 @@ async function run(admission: AdmissionLimit) {
   const alone = await load(port, 1, 1500);
   const once = await load(port, 4, 3000);
   const tripled = await load(port, 12, 3000);
-  return { alone, once, tripled, limit: admission.limit };
+  // What a waiting room would admit at (lib/seckill/room/room.ts), against what was served.
+  return { alone, once, tripled, limit: admission.limit, rate: admission.snapshot().ratePerSecond, servedPerSecond: tripled.answered / 1.5 };
 }
 
 describe('adaptive admission on the hot server', () => {
@@ -120,6 +121,7 @@ describe('adaptive admission on the hot server', () => {
     const adaptive = await run(new AdmissionLimit({ max: 1000, adaptive: true, min: 1 }));
     const fixed = await run(new AdmissionLimit({ max: 1000 }));
     const seen = JSON.stringify({ adaptive, fixed }); // in the failure message
+    console.log(`adaptive admission figures: ${seen}`); // the figures docs/hot-server.md records
 
     // The box learned its uncongested time alone, then shed at 1x and 3x alike.
     expect(adaptive.alone.shed, seen).toBe(0);
@@ -127,6 +129,10 @@ describe('adaptive admission on the hot server', () => {
     expect(adaptive.tripled.shed, seen).toBeGreaterThan(adaptive.once.shed);
     expect(adaptive.tripled.p90, seen).toBeLessThan(1.5 * adaptive.once.p90);
     expect(adaptive.tripled.p90, seen).toBeLessThan(0.6 * fixed.tripled.p90);
+
+    // The room's admission rate is the rate the box serves at (Little's law), not 0, not absurd.
+    expect(adaptive.rate, seen).toBeGreaterThan(0.5 * adaptive.servedPerSecond);
+    expect(adaptive.rate, seen).toBeLessThan(2.5 * adaptive.servedPerSecond);
 
     expect(fixed.tripled.shed, seen).toBe(0);
     expect(fixed.tripled.p90, seen).toBeGreaterThan(2 * fixed.once.p90);

@@ -2,20 +2,37 @@
  * The hot server's admission limit: how many complete, authenticated hot requests one process
  * serves at once (docs/hot-server.md#adaptive-admission). Fixed, it is HOT_MAX_IN_FLIGHT; adaptive,
  * it follows the measured service time of the admitted requests themselves, gradient-style (after
- * Netflix's concurrency-limits Gradient and Vegas limits): while the mean service time of a window
- * stays within `tolerance` of the fastest window seen (the box uncongested), the limit grows by
- * √limit (if it is used); once the mean rises above that, the limit shrinks in proportion —
+ * Netflix's concurrency-limits Gradient2 and Vegas limits). Per window (≥ `windowMs`,
+ * ≥ `minSamples` samples) it compares the window's mean service time with a target:
  *
- *   gradient = tolerance · baseline / windowMean
- *   limit ← gradient ≥ 1 ? limit + √limit : limit · max(½, gradient) + 1     (the decrease smoothed)
+ *   target    = max(tolerance · reference, floorMs)
+ *   reference = the service time of the load served in full: an average of the uncongested
+ *               windows that refused nothing (down fast, up slowly over ~16 windows)
+ *   rtt ≤ target:  limit ← max(limit + 1, limit · (1 + smoothing · (min(2, target / rtt) − 1)))
+ *                  only if something was refused (more is offered than admitted)
+ *   rtt > target:  limit ← inUse · (1 − smoothing · (1 − max(½, target / rtt)))
+ *                  inUse = min(limit, the window's peak in flight); two such windows in a row
  *
- * — bounded by [min, max]. Above the knee (service time ∝ concurrency) it settles where the
- * service time is about `tolerance` times the uncongested one. So the box admits about what it can serve while latency stays flat,
- * on a fast host or a slow one, without tuning; the rest is shed at once (503 + Retry-After).
+ * These keep it from shedding a load the box serves well:
+ *  - `floorMs`: a window whose mean is under a couple of milliseconds is never congestion
+ *    (nobody is hurt by 0.3 → 1.5 ms, and on a busy host such a window is mostly noise);
+ *  - batching is not congestion: when the service time rose by r over the reference but the
+ *    throughput rose by at least r too (several requests answered per turn — more in flight
+ *    bought proportionally more work), the window becomes the reference;
+ *  - a slower window is congestion only while the process serves about what it usually serves
+ *    (≥ 70 % of a smoothed recent throughput): its own queue. Slower while serving much less is
+ *    a neighbour taking the CPU (or a stall holding every request at once) — shedding would only
+ *    serve less — so the limit holds; a decrease also needs two slow windows in a row;
+ *  - a decrease starts from what was actually in flight, not from an unused limit, and the limit
+ *    only grows while it refuses work, so an idle process keeps a large limit without acting on it.
+ * Above the knee (service time ∝ concurrency, throughput flat) the limit settles where the
+ * service time is about the target and the excess is shed at once (503 + Retry-After) — on a fast
+ * or a slow host, without tuning. At the floor limit and still slower than the target, the host
+ * (or what it waits on) got slower for good: that time becomes the reference.
  *
- * Cost per request: a compare and two additions on admission, a subtraction and two additions on
- * release; no allocation and no timer. The limit is recomputed inside release() once a window
- * (`windowMs`) has passed with at least `minSamples` samples: an idle process does nothing.
+ * Cost per request: a compare and two additions on admission (one more on a refusal), a
+ * subtraction and two additions on release; no allocation and no timer. The limit is recomputed
+ * inside release() once a window has passed with enough samples: an idle process does nothing.
  */
 
 export interface AdmissionLimitOptions {
@@ -31,13 +48,15 @@ export interface AdmissionLimitOptions {
   windowMs?: number;
   /** Samples a window needs before it counts; default 16. */
   minSamples?: number;
-  /** Service time up to this multiple of the baseline counts as uncongested; default 1.5. */
+  /** Service time up to this multiple of the reference counts as uncongested; default 1.25. */
   tolerance?: number;
+  /** A window's mean service time under this is never congestion, ms; default 1.5. */
+  floorMs?: number;
   /** Share of a computed decrease applied per window; default 0.5. */
   smoothing?: number;
 }
 
-/** What the console and the future waiting room read (one process). */
+/** What the console and the waiting room read (one process). */
 export interface AdmissionSnapshot {
   mode: 'adaptive' | 'fixed';
   limit: number;
@@ -46,11 +65,15 @@ export interface AdmissionSnapshot {
   inFlight: number;
   /** Mean service time of the admitted requests in the last window, ms (0 before the first). */
   rttMs: number;
-  /** The fastest window seen (the box uncongested), ms (0 before the first). */
+  /** The baseline: the fastest window seen, or one that batching moved up (ms, 0 before the first). */
   baselineMs: number;
   /** Admitted requests completed per second in the last window. */
   admittedPerSecond: number;
-  /** What the process can admit per second at the current limit: limit / service time (Little's law); 0 until measured. */
+  /**
+   * What the process can admit per second: when the limit refused work in the last window, what
+   * that window served (the rate at the limit); otherwise at most twice the concurrency it actually
+   * had over the service time (Little's law; an idle process's large limit is no promise); 0 until measured.
+   */
   ratePerSecond: number;
 }
 
@@ -65,16 +88,25 @@ export class AdmissionLimit {
   private readonly windowMs: number;
   private readonly minSamples: number;
   private readonly tolerance: number;
+  private readonly floorMs: number;
   private readonly smoothing: number;
   // The current window, in plain numbers.
   private windowStart = -1;
   private count = 0;
   private sumMs = 0;
   private peak = 0;
+  private refused = 0;
   // What the last windows measured.
   private baselineMs = Infinity;
+  /** Throughput (per second) of the window that set the baseline. */
+  private baselinePerSecond = 0;
+  private usualPerSecond = 0;
+  /** Congested windows in a row. */
+  private congested = 0;
   private lastRttMs = 0;
   private lastPerSecond = 0;
+  private lastPeak = 0;
+  private lastRefused = 0;
 
   constructor(o: AdmissionLimitOptions) {
     this.max = Math.max(1, o.max);
@@ -84,13 +116,17 @@ export class AdmissionLimit {
     this.limit = Math.floor(this.estimate);
     this.windowMs = o.windowMs ?? 100;
     this.minSamples = Math.max(1, o.minSamples ?? 16);
-    this.tolerance = o.tolerance ?? 1.5;
+    this.tolerance = o.tolerance ?? 1.25;
+    this.floorMs = o.floorMs ?? 1.5;
     this.smoothing = o.smoothing ?? 0.5;
   }
 
   /** Takes a slot if one is free. */
   acquire(): boolean {
-    if (this.inFlight >= this.limit) return false;
+    if (this.inFlight >= this.limit) {
+      this.refused++;
+      return false;
+    }
     if (++this.inFlight > this.peak) this.peak = this.inFlight;
     return true;
   }
@@ -111,33 +147,75 @@ export class AdmissionLimit {
 
   private update(now: number): void {
     const rtt = this.sumMs / this.count;
-    this.lastPerSecond = (this.count * 1000) / (now - this.windowStart);
+    const perSecond = (this.count * 1000) / (now - this.windowStart);
+    this.lastPerSecond = perSecond;
     this.lastRttMs = rtt;
-    if (rtt < this.baselineMs) this.baselineMs = rtt;
+    this.lastPeak = this.peak;
+    this.lastRefused = this.refused;
+    if (!Number.isFinite(this.baselineMs)) {
+      this.baselineMs = rtt;
+      this.baselinePerSecond = perSecond;
+    }
     const L = this.estimate;
-    const gradient = (this.tolerance * this.baselineMs) / rtt;
+    let target = Math.max(this.tolerance * this.baselineMs, this.floorMs);
+    // Batching, not congestion: the time rose by r, but the work done per second rose by at least r
+    // as well (the time per unit of work did not grow: Little's law, more in flight bought more
+    // work). This is the box's efficient operating point now.
+    if (rtt > target && perSecond * this.baselineMs >= this.baselinePerSecond * rtt) {
+      this.baselineMs = rtt;
+      this.baselinePerSecond = perSecond;
+      target = Math.max(this.tolerance * rtt, this.floorMs);
+    }
+    // What this process has served per second lately (smoothed over ~8 windows): a window that
+    // serves much less than that was held up by something else.
+    const usual = this.usualPerSecond;
+    this.usualPerSecond = usual === 0 ? perSecond : usual + (perSecond - usual) / 8;
     let next: number;
-    if (gradient >= 1) {
-      // Uncongested: probe upward by √limit (fast from a low start, gentle near a large limit) —
-      // but only a limit that is used: a process at a tenth of its limit learns nothing about more.
-      next = this.peak * 2 < L ? L : L + Math.sqrt(L);
+    if (rtt > target && perSecond < 0.7 * usual) {
+      // Slower, but serving less than it can: not its own queue. A neighbour took the CPU (or a
+      // stall held every request at once); shedding would only serve less. Hold.
+      next = L;
+    } else if (rtt <= target) {
+      this.congested = 0;
+      // The reference follows the service time of the load served in full: quickly down, slowly
+      // (~16 windows) up and only while nothing was refused — a shed load's time is not the reference.
+      const a = rtt < this.baselineMs ? 0.25 : this.refused === 0 ? 1 / 16 : 0;
+      this.baselineMs += (rtt - this.baselineMs) * a;
+      this.baselinePerSecond += (perSecond - this.baselinePerSecond) * a;
+      // Uncongested: grow in proportion to the headroom left under the target (up to ×1.5 per
+      // window far below it, +1 at least so a small limit moves; a fixed step overshoots and
+      // saws around the target) — but only while the limit holds something back; otherwise it is
+      // not what limits anything.
+      next = this.refused > 0 ? Math.max(L + 1, L * (1 + this.smoothing * (Math.min(2, target / rtt) - 1))) : L;
+    } else if (++this.congested < 2) {
+      // One slow window is a stall as often as a queue: a decrease needs two in a row.
+      next = L;
     } else {
-      // Congested: in proportion to how far the service time rose past the tolerance (at most
-      // halved per window, smoothed), plus one so a small limit still moves.
-      next = L + (L * Math.max(0.5, gradient) + 1 - L) * this.smoothing;
+      // Congested: from what was actually in flight (an unused limit says nothing), in proportion
+      // to how far the service time rose past the target (at most halved per window, smoothed).
+      const inUse = Math.min(L, this.peak);
+      next = inUse * (1 - this.smoothing * (1 - Math.max(0.5, target / rtt)));
     }
     this.estimate = clamp(next, this.min, this.max);
-    // At the floor and still slower than the baseline allows: this host (or what it waits on) got
-    // slower for good, and what it serves at the floor is its uncongested time now.
-    if (this.estimate <= this.min && rtt > this.tolerance * this.baselineMs) this.baselineMs = rtt;
-    this.limit = Math.floor(this.estimate);
+    // At the floor and still slower than the target: this host (or what it waits on) got slower
+    // for good, and what it serves at the floor is its uncongested time now.
+    if (this.estimate <= this.min && rtt > target) {
+      this.baselineMs = rtt;
+      this.baselinePerSecond = perSecond;
+    }
+    this.limit = Math.max(1, Math.floor(this.estimate));
     this.windowStart = now;
     this.count = 0;
     this.sumMs = 0;
+    this.refused = 0;
     this.peak = this.inFlight;
   }
 
   snapshot(): AdmissionSnapshot {
+    // Refusing: the limit was in play, and what the window served is what the process serves at it.
+    // Not refusing: at most twice the concurrency the window had, over its service time (Little's law).
+    const usable = Math.min(this.limit, Math.max(2 * this.lastPeak, this.min));
+    const rate = this.lastRttMs <= 0 ? 0 : this.lastRefused > 0 ? this.lastPerSecond : (usable * 1000) / this.lastRttMs;
     return {
       mode: this.adaptive ? 'adaptive' : 'fixed',
       limit: this.limit,
@@ -147,7 +225,7 @@ export class AdmissionLimit {
       rttMs: this.lastRttMs,
       baselineMs: Number.isFinite(this.baselineMs) ? this.baselineMs : 0,
       admittedPerSecond: this.lastPerSecond,
-      ratePerSecond: this.lastRttMs > 0 ? (this.limit * 1000) / this.lastRttMs : 0,
+      ratePerSecond: rate,
     };
   }
 }

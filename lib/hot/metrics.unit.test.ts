@@ -46,11 +46,12 @@ describe('hot route metrics', () => {
     const limit = new AdmissionLimit({ max: 500, adaptive: true, min: 4, initial: 40, windowMs: 10, minSamples: 1 });
     setProcessAdmission(limit);
     try {
-      // A few admitted requests that waited 2 ms, over more than a window: the limit was used
-      // (peak 30 of 40) and uncongested, so it grew, and a service time was measured.
-      for (let i = 0; i < 30; i++) expect(limit.acquire()).toBe(true);
+      // Forty admitted requests that waited 2 ms and one refused, over more than a window: the
+      // limit held work back while uncongested, so it grew, and a service time was measured.
+      for (let i = 0; i < 40; i++) expect(limit.acquire()).toBe(true);
+      expect(limit.acquire()).toBe(false);
       let now = 1000;
-      for (let i = 0; i < 30; i++) limit.release(2, (now += 1));
+      for (let i = 0; i < 40; i++) limit.release(2, (now += 1));
       expect(limit.limit).toBeGreaterThan(40);
       const pid = String(process.pid);
       const metrics = serveMetrics(0, '127.0.0.1', () => register.metrics(), undefined, 50);
@@ -60,7 +61,12 @@ describe('hot route metrics', () => {
       expect(line(t, `hmdp_hot_admission_limit{process="${pid}",mode="adaptive"}`)).toBe(String(limit.limit));
       expect(line(t, `hmdp_hot_admission_in_flight{process="${pid}",mode="adaptive"}`)).toBe('0');
       expect(Number(line(t, `hmdp_hot_admission_service_seconds{process="${pid}",mode="adaptive"}`))).toBeCloseTo(0.002, 6);
-      expect(Number(line(t, `hmdp_hot_admission_rate{process="${pid}",mode="adaptive"}`))).toBeCloseTo(limit.limit / 0.002, 3);
+      // The rate: the usable concurrency over the service time — the limit, or (no refusal in the
+      // last window) at most twice the concurrency the window had.
+      const rateGauge = Number(line(t, `hmdp_hot_admission_rate{process="${pid}",mode="adaptive"}`));
+      expect(rateGauge).toBeCloseTo(limit.snapshot().ratePerSecond, 3);
+      expect(rateGauge).toBeGreaterThan(0);
+      expect(rateGauge).toBeLessThanOrEqual(limit.limit / 0.002 + 1e-6);
       await new Promise((r) => setTimeout(r, 150));
       const rate = (await (await fetch(`${base}/grab-rate`)).json()) as GrabRateSnapshot;
       expect(rate.admission).toMatchObject({ limit: limit.limit, inFlight: 0, processes: 1, mode: 'adaptive' });

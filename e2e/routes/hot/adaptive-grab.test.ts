@@ -10,11 +10,12 @@
  * Adaptive: the p90 of the answered grabs at 3C stays within 1.5× of that at C and the excess is
  * shed; fixed: nothing shed, the p90 grows with the load (more than 2×).
  *
- * Opt-in (HOT_ADMISSION_PROOF=1), not part of npm test yet: it has failed every run so far, on the
- * 2-core box shared with other sessions (load 9–30); in the calmest one adaptive held its p90 flat
- * (×0.82) while fixed's grew ×2.9, but its p90 at 3C was 0.69× fixed's, not < 0.6×, and it served a
- * third of fixed's rate at C (docs/hot-server.md#adaptive-admission). Run it on a quiet machine
- * before wiring it in.
+ * Opt-in (HOT_ADMISSION_PROOF=1), not part of npm test: it has not passed on the 2-core box shared
+ * with other sessions. The limiter redesigned on 2026-11-25 no longer sheds at C and grows its
+ * p90 less than fixed (×1.72 against ×2.6 in the last run), but not within the bounds (1.5×, and
+ * 0.6× fixed's), and on a quiet box C = 12 is not past the grab path's knee (fixed serves more at
+ * 3C), so flat latency there costs throughput (docs/hot-server.md#adaptive-admission). It prints
+ * its figures either way.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
@@ -110,6 +111,7 @@ describe.skipIf(!process.env.HOT_ADMISSION_PROOF)('adaptive admission on the rea
   it('offered load tripled: adaptive keeps the grab p90 flat and sheds the excess; the fixed limit lets it grow', async () => {
     const { adaptive: a, fixed: f } = await runBoth();
     const seen = JSON.stringify({ adaptive: a, fixed: f }); // in the failure message
+    console.log(`adaptive admission figures: ${seen}`); // the figures docs/hot-server.md records
     for (const r of [...Object.values(a), ...Object.values(f)]) expect(r.other, `every grab is answered 409 ALREADY_BOUGHT or shed with 503: ${seen}`).toEqual({});
     const adaptive = { alone: a.alone!, once: a.once!, tripled: a.tripled! };
     const fixed = { once: f.once!, tripled: f.tripled! };
