@@ -27,7 +27,8 @@ import { getShopVouchers } from '@/lib/shop/shop.service';
 import { keys } from '@/lib/redis/keys';
 import { slotOf } from '@/lib/redis/slots';
 import { bucketTag, bucketTags, homeBucket } from '@/lib/seckill/buckets/tags';
-import { journaledMoves, movesInFlight, recoverMoves } from '@/lib/seckill/buckets/move';
+import { journaledMoves, movesInFlight, readMoveSeq, recoverMoves } from '@/lib/seckill/buckets/move';
+import { giveBackToBuckets, takeFromBuckets } from '@/lib/seckill/buckets/lower';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { closeLocks } from '@/lib/lock';
 import { cancelByBuyer } from '@/lib/order/lifecycle';
@@ -173,6 +174,23 @@ describe('a flash sale over 3 stock buckets', () => {
     expect(statuses(await Promise.all(users.map((u) => grab(u, voucherId))))).toEqual({ 200: 12 });
     await drained(voucherId, 12);
     await assertInvariants(voucherId, { drained: true });
+  });
+
+  it('lowering takes from the richest buckets; short takes nothing; a give-back tried twice returns each bucket\'s units once', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 30, buckets: N });
+    const initials = async () => (await readSeckillState(redis, voucherId))?.buckets?.map((b) => b.initial);
+    expect(await initials()).toEqual([10, 10, 10]);
+    expect(await takeFromBuckets(redis, voucherId, N, 31)).toEqual({ status: 'short' });
+    expect(await initials()).toEqual([10, 10, 10]);
+    const r = await takeFromBuckets(redis, voucherId, N, 25);
+    if (r.status !== 'ok') throw new Error(`expected ok, got ${r.status}`);
+    expect([...r.taken.values()].reduce((a, b) => a + b, 0)).toBe(25);
+    expect((await initials())?.reduce((a, b) => a + b, 0)).toBe(5);
+    await giveBackToBuckets(redis, voucherId, N, r.taken);
+    await giveBackToBuckets(redis, voucherId, N, r.taken);
+    expect(await initials()).toEqual([10, 10, 10]);
+    expect(await readMoveSeq(redis, voucherId) % 2).toBe(0);
+    await assertInvariants(voucherId);
   });
 
   it('a cancelled order gives its unit back in the buyer\'s home bucket, where the buyer forfeits; a user of another bucket then gets it', async () => {

@@ -26,9 +26,16 @@ function shiftBucket(redis: RedisClient, vid: string, n: number, b: number, delt
   return runScript<number>(redis, 'voucher-shift-stock', [keys.seckillMeta(t), keys.seckillStock(t)], [delta]);
 }
 
-/** Puts units taken by takeFromBuckets back where they came from. */
+/**
+ * Puts units taken by takeFromBuckets back where they came from. Each bucket's entry is removed
+ * once its units are back, so a give-back that failed halfway and is tried again never returns a
+ * bucket's units twice.
+ */
 export async function giveBackToBuckets(redis: RedisClient, vid: string, n: number, taken: Taken): Promise<void> {
-  for (const [b, units] of taken) if (units > 0) await shiftBucket(redis, vid, n, b, units);
+  for (const [b, units] of taken) {
+    if (units > 0) await shiftBucket(redis, vid, n, b, units);
+    taken.delete(b);
+  }
 }
 
 /**
