@@ -134,6 +134,8 @@ export const flows: Record<string, UserFlow> = {
       return null;
     };
     const final = (r: SendResult): FlowOutcome => ({ status: r.status, code: errorCode(r.json), position, grabbed });
+    // A refused answer: null after waiting when it is worth another try, else the user's final outcome.
+    const retryOrFinal = async (r: SendResult): Promise<FlowOutcome | null> => (retryable(r) ? retry(r) : final(r));
     // Join, then look until admitted or sold out.
     for (let joined = false; ; ) {
       const r = await ctx.send(joined ? 'GET' : 'POST', roomPath);
@@ -143,12 +145,9 @@ export const flows: Record<string, UserFlow> = {
         if (look && look.ticket && typeof look.position === 'number' && look.position > 0) ctx.mark('ticket');
       }
       if (!look) {
-        if (r.status === 503 || r.status === 0) {
-          const gaveUp = await retry(r);
-          if (gaveUp) return gaveUp;
-          continue;
-        }
-        return final(r);
+        const end = await retryOrFinal(r);
+        if (end) return end;
+        continue;
       }
       joined = true;
       if (typeof look.position === 'number') position = look.position;
@@ -165,12 +164,9 @@ export const flows: Record<string, UserFlow> = {
       if (altcha === undefined) {
         const c = await ctx.send('GET', `${roomPath}/challenge`);
         if (c.status !== 200) {
-          if (c.status === 503 || c.status === 0) {
-            const gaveUp = await retry(c);
-            if (gaveUp) return gaveUp;
-            continue;
-          }
-          return final(c);
+          const end = await retryOrFinal(c);
+          if (end) return end;
+          continue;
         }
         const solved = solveAltcha(c.json as Challenge);
         if (!solved) return { status: c.status, code: 'UNSOLVED', position, grabbed };
@@ -180,22 +176,15 @@ export const flows: Record<string, UserFlow> = {
       const t = await ctx.send('POST', `${roomPath}/token`, { ticket, altcha });
       const pass = t.status === 200 ? dataOf<{ grabUrl: string }>(t) : undefined;
       if (!pass) {
-        if (t.status === 503 || t.status === 0) {
-          const gaveUp = await retry(t);
-          if (gaveUp) return gaveUp;
-          continue;
-        }
-        return final(t);
+        const end = await retryOrFinal(t);
+        if (end) return end;
+        continue;
       }
       ctx.mark('token');
       grabbed = true;
       const g = await ctx.send('POST', pass.grabUrl);
-      if (g.status === 503 || g.status === 0) {
-        const gaveUp = await retry(g);
-        if (gaveUp) return gaveUp;
-        continue;
-      }
-      return final(g);
+      const end = await retryOrFinal(g);
+      if (end) return end;
     }
   },
 };
