@@ -15,6 +15,7 @@ import { faultPorts, runToExit, sleep, waitFor } from './procs';
 import { Cluster as Services } from './cluster';
 import { Storm } from './storm';
 import { countForgotten, createSale, passed, settle, snapshotBuyers, visibility, type Verdict } from './sale';
+import { faultEnv, openStores } from './env';
 
 const argOf = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -35,38 +36,13 @@ const log = (msg: string) => console.log(`[restart ${new Date().toISOString().sl
 
 async function main(): Promise<number> {
   await Promise.all([mysql.start(), rabbit.start(), redisSrv.start()]);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    // One process per web server whatever the caller's environment says: the kills below target
-    // whole servers, and more Next processes would crowd the 2-core CI box.
-    WEB_CONCURRENCY: '1',
-    DATABASE_URL: mysql.url,
-    REDIS_URL: redisSrv.url,
+  const env = faultEnv({ mysql: mysql.url, redis: redisSrv.url, rabbit: rabbit.url }, 'hmdp_restart', {
     REDIS_CLUSTER_NODES: '',
-    RABBITMQ_URL: rabbit.url,
-    MQ_PREFIX: 'hmdp_restart',
-    AUTH_SECRET: process.env.AUTH_SECRET ?? 'fault-suite-secret-0123456789abcdef0123456789',
-    RATE_LIMITS: 'false',
-    // The storm's up to 300 grabs in flight all come from 127.0.0.1: no per-client connection cap.
-    WEB_MAX_CONNECTIONS_PER_CLIENT: '0',
-    LOG_LEVEL: 'warn',
-    OUTBOX_SWEEP_INTERVAL_MS: '1000',
-    OUTBOX_STALE_MS: '3000',
     // The worker's repair starts 1.5 s after it notices the restart (production: at once), only so
     // this test can first read which accepted grabs the restarted Redis forgot.
     REDIS_REPAIR_DELAYS_MS: '1500,6000,30000',
-  };
-  Object.assign(process.env, env, { LOG_LEVEL: 'error' });
-  const { createDb } = await import('@/lib/db/client');
-  const { ensureDatabase, migrateToLatest } = await import('@/lib/db/migrate');
-  const { createRedis } = await import('@/lib/redis/client');
-  const { seedDemo } = await import('@/lib/seed/seed');
-  await ensureDatabase(mysql.url);
-  const db = createDb(mysql.url, 5);
-  await migrateToLatest(db);
-  await seedDemo(db);
-  const redis = createRedis(redisSrv.url);
+  });
+  const { db, redis } = await openStores(env);
   const services = new Services(env, [WEB], 1);
   await services.start();
 
