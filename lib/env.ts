@@ -185,6 +185,14 @@ const schema = z.object({
   ROOM_AUTO_OPEN_MS: int(60_000),
   /** Tickets one sale's room holds at most (a join beyond it: 503, try again). */
   ROOM_MAX_TICKETS: int(200_000),
+  /**
+   * The longest a waiting visitor's look may wait in the process for its moment (a long poll:
+   * answered at admission, at the sell-out, or when this runs out), ms; the visitor asks for up to it
+   * with `?wait=` (docs/fair-sale.md#waiting-without-polling). 0 = looks never wait.
+   */
+  ROOM_LONG_POLL_MS: int(20_000),
+  /** Looks parked in one process at most; a look beyond it is answered at once. */
+  ROOM_MAX_PARKED: int(50_000),
   /** How long a grab token is good for, ms: the admitted user grabs at once, or asks for another. */
   ROOM_GRAB_TOKEN_TTL_MS: int(60_000),
   /** The bot gate's default cost (altcha maxnumber; ~1.4 s in Node here, docs/fair-sale.md#the-bot-gate); a merchant sets it per sale. */

@@ -62,7 +62,7 @@ export function errorCode(json: unknown): string | undefined {
 /** A 503 or a broken connection is worth another try; any other answer is the user's final one. */
 const retryable = (r: SendResult) => r.status === 503 || r.status === 0;
 
-/** The page's next look (app/(shop)/seckill/[voucherId]/room/room-view.tsx): a quarter of the estimate, 1–5 s. */
+/** How long the page's next look waits (app/(shop)/seckill/[voucherId]/room/room-view.tsx): a quarter of the estimate, 1–5 s. */
 export function lookDelayMs(estimateMs: number | null | undefined): number {
   return Math.min(5000, Math.max(1000, (estimateMs ?? 4000) / 4));
 }
@@ -136,9 +136,11 @@ export const flows: Record<string, UserFlow> = {
     const final = (r: SendResult): FlowOutcome => ({ status: r.status, code: errorCode(r.json), position, grabbed });
     // A refused answer: null after waiting when it is worth another try, else the user's final outcome.
     const retryOrFinal = async (r: SendResult): Promise<FlowOutcome | null> => (retryable(r) ? retry(r) : final(r));
-    // Join, then look until admitted or sold out.
+    // Join, then look (a long poll, waiting up to the page's interval) until admitted or sold out.
+    let waitMs = 0;
     for (let joined = false; ; ) {
-      const r = await ctx.send(joined ? 'GET' : 'POST', roomPath);
+      const started = Date.now();
+      const r = await ctx.send(joined ? 'GET' : 'POST', joined ? `${roomPath}?wait=${waitMs}` : roomPath);
       const look = r.status === 200 ? dataOf<Look>(r) : undefined;
       if (first) {
         first = false;
@@ -155,7 +157,10 @@ export const flows: Record<string, UserFlow> = {
       if (look.state === 'soldout') return { status: 200, code: 'SOLD_OUT', position, grabbed };
       if (look.state === 'admitted') break;
       if (look.state === 'none') return { status: 200, code: 'NO_TICKET', position, grabbed };
-      await ctx.sleep(lookDelayMs(look.estimateMs));
+      // Answered before the wait ran out while still waiting: the server did not hold the look.
+      const early = waitMs - (Date.now() - started);
+      waitMs = lookDelayMs(look.estimateMs);
+      if (early > 0) await ctx.sleep(early);
     }
     ctx.mark('admitted');
     // The bot gate: solved once; a 503 on the grab asks for a fresh token without solving again.

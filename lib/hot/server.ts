@@ -151,6 +151,11 @@ export function createHotServer(o: HotServerOptions): http.Server {
     waiting(): void {
       this.ticket = TICKET_WAITING;
     }
+    detach(): void {
+      if (this.ticket !== TICKET_ADMITTED && this.ticket !== TICKET_WAITING) return;
+      this.ticket = TICKET_NONE;
+      limit.release(-1, performance.now());
+    }
   }
 
   /**

@@ -24,6 +24,8 @@ export interface RouteContext<P, U> {
   user: U;
   caller: Caller | null;
   ip: string;
+  /** The door's limit on work in progress, when the hot server serves the request (else undefined). */
+  admission: Admission | undefined;
 }
 
 type UserFor<A extends AuthLevel> = A extends 'none' | 'optional' ? SessionUser | null : SessionUser;
@@ -51,6 +53,12 @@ export interface Admission {
    * (a remembered refusal, a synchronous throw) waited on nothing and says nothing about congestion.
    */
   waiting(): void;
+  /**
+   * Told by a handler that goes on to wait for something that is not the box's work (a long-polled
+   * look parked until its moment, lib/seckill/room/park.ts): the slot goes back now, with no
+   * sample, so parked requests never crowd out the work the limit protects.
+   */
+  detach(): void;
 }
 
 /** An answer a door gives in the handler's place (already secured: sent as is). */
@@ -70,10 +78,10 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     if (opts.auth === 'none') slideSessionOf(req.headers); // a logged-in visitor reading public pages stays logged in
     authorize(opts.auth, caller);
     if (caller?.via === 'cookie') checkSameOrigin(req);
-    if (admission === undefined) return handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
+    if (admission === undefined) return handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers), admission });
     const refused = admission.admit();
     if (refused !== undefined) return refused;
-    const out = handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers) });
+    const out = handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers), admission });
     if (out instanceof Promise) admission.waiting();
     return out;
   }

@@ -38,6 +38,9 @@ import { createConsoleFixture, seckillBody } from '@/e2e/support/fixtures/admin'
 import { findRoom } from '@/lib/seckill/room/room.repository';
 import { env } from '@/lib/env';
 import { register } from 'prom-client';
+import type { AddressInfo } from 'node:net';
+import { createHotServer } from '@/lib/hot/server';
+import { parkedLooks } from '@/lib/seckill/room/park';
 
 let worker: OrderWorker;
 
@@ -186,6 +189,124 @@ describe('the serving counter', () => {
     expect(later.served).toBeGreaterThanOrEqual(10);
     expect(later.served).toBeLessThan(59);
     expect((await look(users[0]!, voucherId)).json.data.state).toBe('admitted');
+  });
+});
+
+describe('waiting without polling (?wait=)', () => {
+  const waitLook = (u: TestUser, voucherId: string, wait: number | string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait) } });
+
+  it('a parked look is answered at its moment, one request each, and the admitted hear it in ticket order', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const users = await createTestUsers(db, redis, 30);
+    for (const u of users) await join(u, voucherId);
+    const started = Date.now();
+    const heard: { position: number; state: string; ms: number }[] = [];
+    await Promise.all(
+      users.slice(1).map((u) =>
+        waitLook(u, voucherId, 10_000).then((r) => {
+          expect(r.status).toBe(200);
+          heard.push({ position: r.json.data.position, state: r.json.data.state, ms: Date.now() - started });
+        }),
+      ),
+    );
+    expect(heard.map((h) => h.state)).toEqual(Array(29).fill('admitted'));
+    // The order they were answered in is the ticket order.
+    expect(heard.map((h) => h.position)).toEqual(Array.from({ length: 29 }, (_, i) => i + 2));
+    // At 20 a second, not at once: the 30th place (~28 behind) waits over a second for its answer.
+    expect(heard.at(-1)!.ms).toBeGreaterThan(900);
+    expect(heard.at(-1)!.ms).toBeLessThan(8000);
+  });
+
+  it('when the stock is gone, every parked look hears 已抢光 at once, long before its own moment', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
+    const users = await createTestUsers(db, redis, 80);
+    const a = users[0]!;
+    const pa = await throughRoom(a, voucherId);
+    for (const u of users.slice(1)) await join(u, voucherId);
+    // Places 61–80: at 20 a second, admitted no sooner than ~3 s from now.
+    const parked = users.slice(60).map((u) => waitLook(u, voucherId, 15_000));
+    await new Promise((r) => setTimeout(r, 300));
+    const soldAt = Date.now();
+    expect((await grab(a, voucherId, pa.token)).status).toBe(200);
+    const looks = await Promise.all(parked);
+    const heardIn = Date.now() - soldAt;
+    for (const l of looks) expect(l.json.data).toMatchObject({ state: 'soldout' });
+    expect(heardIn).toBeLessThan(1500);
+    await drained(voucherId, 1);
+  });
+
+  it('before the start a parked look waits through the shuffle and is answered with its new place, in the new order', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5, startsInMs: 1500 });
+    const users = await createTestUsers(db, redis, 12);
+    for (const u of users) await join(u, voucherId);
+    const heard: { userId: string; position: number; state: string }[] = [];
+    await Promise.all(
+      users.map((u) => waitLook(u, voucherId, 10_000).then((r) => heard.push({ userId: u.userId, position: r.json.data.position, state: r.json.data.state }))),
+    );
+    const seed = await redis.hget(keys.roomState(voucherId), 'seed');
+    expect(seed).toMatch(/^[0-9a-f]{64}$/);
+    const order = shuffledIds(seed!, users.map((u) => u.userId));
+    expect(heard.map((h) => h.state)).toEqual(Array(12).fill('admitted'));
+    expect(heard.map((h) => h.userId)).toEqual(order);
+    expect(heard.map((h) => h.position)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+  });
+
+  it('on the hot server, parked looks hold none of its in-flight slots, and outlive the request deadline', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const users = await createTestUsers(db, redis, 70);
+    for (const u of users) await join(u, voucherId);
+    const server = createHotServer({
+      routes: [{ name: 'room', method: 'GET', path: '/api/seckill/[voucherId]/room', handler: lookRoute }],
+      maxInFlight: 2,
+      // The request's deadline bounds its arrival, not its answer: a look parked past it is answered.
+      requestTimeoutMs: 1000,
+      headersTimeoutMs: 1000,
+      fallback: (_req, res) => res.end(),
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const get = (u: TestUser, wait: number) =>
+        fetch(`http://127.0.0.1:${port}/api/seckill/${voucherId}/room?wait=${wait}`, { headers: { authorization: `Bearer ${u.token}` } }).then(async (r) => ({ status: r.status, body: (await r.json()) as { data?: { state: string } } }));
+      // Ten looks far back in the queue (places 61–70: seconds away at 20 a second) park, one after another.
+      const parked: Promise<{ status: number; body: { data?: { state: string } } }>[] = [];
+      for (const u of users.slice(60)) {
+        parked.push(get(u, 3000));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await waitFor('ten parked', async () => parkedLooks() >= 10, 5000, 20);
+      // Two slots, ten parked: a plain look still gets in.
+      const plain = await get(users[1]!, 0);
+      expect(plain.status).toBe(200);
+      for (const r of await Promise.all(parked)) expect(r.status).toBe(200);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a wait that runs out answers the place as it is then; a second look of the same user answers the first; a bad wait is a 400', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const users = await createTestUsers(db, redis, 60);
+    for (const u of users) await join(u, voucherId);
+    const last = users[59]!;
+    const t0 = Date.now();
+    const r = await waitLook(last, voucherId, 400);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(350);
+    expect(r.json.data).toMatchObject({ state: 'waiting', position: 60 });
+    expect(r.json.data.ahead).toBeGreaterThan(0);
+
+    const t1 = Date.now();
+    const first = waitLook(last, voucherId, 10_000);
+    await new Promise((res) => setTimeout(res, 100));
+    const second = waitLook(last, voucherId, 300);
+    expect((await first).json.data.state).toBe('waiting');
+    expect(Date.now() - t1).toBeLessThan(1000);
+    expect((await second).json.data.state).toBe('waiting');
+
+    for (const bad of ['abc', '-1', '1.5', '600000']) {
+      const b = await waitLook(last, voucherId, bad);
+      expect(b.status).toBe(400);
+    }
   });
 });
 

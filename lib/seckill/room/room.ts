@@ -63,8 +63,26 @@ function runLook(redis: RedisClient, voucherId: string, userId: string, join: bo
   );
 }
 
-/** A look at the room (and a join when `join`): where this user stands now. */
-export async function lookRoom(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<RoomView> {
+/** The room as one look saw it (everything but the visitor's own place). */
+export interface RoomSnapshot {
+  served: number;
+  issued: number;
+  stock: number;
+  begin: number;
+  end: number;
+  shuffled: boolean;
+  /** Redis's clock at the look, ms. */
+  now: number;
+  /** The admission rate the look moved the counter with, tickets per second. */
+  rate: number;
+}
+
+/**
+ * One look (and a join when `join`) in Redis: the room's state and this user's position (null: no
+ * ticket). An empty `userId` looks at the room alone (the long poll's watcher, park.ts). Shuffles
+ * the pre-start tickets first when the sale has just started; refusals as AppErrors.
+ */
+export async function lookUp(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<{ position: number | null; snap: RoomSnapshot }> {
   const rate = admissionRate();
   let r = await runLook(redis, voucherId, userId, join, rate);
   if (r[0] === 1 && (await preheatIfOnSale(db, redis, voucherId))) r = await runLook(redis, voucherId, userId, join, rate);
@@ -89,16 +107,31 @@ export async function lookRoom(db: DB, redis: RedisClient, voucherId: string, us
   const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now()] = r;
   roomMetrics.observe(voucherId, issued, served);
   if (join && pos === issued && issued > 0) roomMetrics.joined();
-  const position = typeof pos === 'number' ? pos : null;
-  const ticket = position === null ? null : signTicket({ voucherId, userId, position, expiresAt: end });
-  const base = { position, shuffled: shuffled === 1, issued, served, beginTime: begin, ticket };
-  // Sold out, or this process already knows it is (the grab taught it): everyone waiting hears it at once.
-  if (stock <= 0 || refusalMemoryOf(redis)?.lookup(voucherId) === 'SOLD_OUT') return { ...base, state: 'soldout', ahead: null, estimateMs: null };
+  return { position: typeof pos === 'number' ? pos : null, snap: { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate } };
+}
+
+/** Sold out: no stock at the look, or this process already knows it (the grab taught it). */
+export function soldOutAt(redis: RedisClient, voucherId: string, snap: RoomSnapshot): boolean {
+  return snap.stock <= 0 || refusalMemoryOf(redis)?.lookup(voucherId) === 'SOLD_OUT';
+}
+
+/** Where a ticket holder stands in a snapshot of the room, with their ticket signed for that place. */
+export function viewOf(voucherId: string, userId: string, position: number | null, snap: RoomSnapshot, soldOut: boolean): RoomView {
+  const ticket = position === null ? null : signTicket({ voucherId, userId, position, expiresAt: snap.end });
+  const base = { position, shuffled: snap.shuffled, issued: snap.issued, served: Math.floor(snap.served), beginTime: snap.begin, ticket };
+  // Sold out: everyone waiting hears it at once.
+  if (soldOut) return { ...base, state: 'soldout', ahead: null, estimateMs: null };
   if (position === null) return { ...base, state: 'none', ahead: null, estimateMs: null };
-  if (now >= begin && position <= served) return { ...base, state: 'admitted', ahead: 0, estimateMs: 0 };
-  const ahead = Math.max(0, position - served - 1);
-  const untilStart = Math.max(0, begin - now);
-  return { ...base, state: 'waiting', ahead, estimateMs: Math.round(untilStart + ((ahead + 1) * 1000) / rate) };
+  if (snap.now >= snap.begin && position <= snap.served) return { ...base, state: 'admitted', ahead: 0, estimateMs: 0 };
+  const ahead = Math.max(0, position - Math.floor(snap.served) - 1);
+  const untilStart = Math.max(0, snap.begin - snap.now);
+  return { ...base, state: 'waiting', ahead, estimateMs: Math.round(untilStart + ((ahead + 1) * 1000) / snap.rate) };
+}
+
+/** A look at the room (and a join when `join`): where this user stands now. */
+export async function lookRoom(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<RoomView> {
+  const { position, snap } = await lookUp(db, redis, voucherId, userId, join);
+  return viewOf(voucherId, userId, position, snap, soldOutAt(redis, voucherId, snap));
 }
 
 // Looks of one process arriving together at the start share one shuffle.

@@ -26,7 +26,12 @@ function wait(ms: number): string {
   return m < 60 ? `约 ${m} 分 ${s % 60} 秒` : `约 ${Math.floor(m / 60)} 小时 ${m % 60} 分`;
 }
 
-/** Joins once, then looks again after a delay that follows the estimate (1–5 s), backing off on errors. */
+/**
+ * Joins once, then looks again with a wait (a long poll, docs/fair-sale.md#waiting-without-polling)
+ * that follows the estimate (1–5 s): the answer comes at admission or the sell-out if either falls
+ * inside it, else when it runs out, with the place as it is then. A server that answers at once
+ * (it holds no more waiting looks) is asked again only once the wait has passed; errors back off.
+ */
 function useRoom(voucherId: string): { look: Look | null; error: string | null; ended: boolean } {
   const [look, setLook] = useState<Look | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -36,17 +41,20 @@ function useRoom(voucherId: string): { look: Look | null; error: string | null; 
     let timer: ReturnType<typeof setTimeout>;
     let failures = 0;
     let joined = false;
+    let waitMs = 0;
     const step = async () => {
+      const started = Date.now();
       let next = 2000;
       try {
-        const l = await api<Look>(`/api/seckill/${voucherId}/room`, { method: joined ? 'GET' : 'POST' });
+        const l = await api<Look>(joined ? `/api/seckill/${voucherId}/room?wait=${waitMs}` : `/api/seckill/${voucherId}/room`, { method: joined ? 'GET' : 'POST' });
         joined = true;
         failures = 0;
         if (stopped) return;
         setLook(l);
         setError(null);
         if (l.state === 'admitted' || l.state === 'soldout') return; // nothing more to wait for
-        next = Math.min(5000, Math.max(1000, (l.estimateMs ?? 4000) / 4));
+        next = Math.max(0, waitMs - (Date.now() - started));
+        waitMs = Math.round(Math.min(5000, Math.max(1000, (l.estimateMs ?? 4000) / 4)));
       } catch (e) {
         if (stopped) return;
         const err = e instanceof ApiError ? e : new ApiError(0, 'NETWORK', '网络异常');

@@ -1,19 +1,35 @@
+import { z } from 'zod';
 import { route } from '@/lib/http/route';
-import { expectNoBody, parseId } from '@/lib/http/parse';
+import { expectNoBody, parseId, parseQuery } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { consume } from '@/lib/rate-limit';
-import { lookRoom } from '@/lib/seckill/room/room';
+import { lookRoom, lookUp, soldOutAt, viewOf } from '@/lib/seckill/room/room';
+import { park } from '@/lib/seckill/room/park';
+
+const lookQuery = z.object({
+  /** Wait up to this long (ms) for the moment this ticket is admitted, the sale sells out or ends (a long poll). */
+  wait: z.coerce.number().int().min(0).max(60_000).default(0),
+});
 
 /**
  * The waiting room of a room sale (docs/fair-sale.md#the-waiting-room). POST joins (idempotent:
  * the same user keeps the same place), GET looks: `{ state: none|waiting|admitted|soldout,
- * position, ahead, estimateMs, shuffled, issued, served, beginTime, ticket }`.
+ * position, ahead, estimateMs, shuffled, issued, served, beginTime, ticket }`. `GET ?wait=ms`
+ * answers a waiting ticket when it is admitted, the sale sells out or ends, or the wait (at most
+ * ROOM_LONG_POLL_MS) runs out, whichever comes first (docs/fair-sale.md#waiting-without-polling).
  */
-export const GET = route({ auth: 'user' }, async ({ params, user }) => {
+export const GET = route({ auth: 'user' }, async ({ req, params, user, admission }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
+  const { wait } = parseQuery(req, lookQuery);
   await consume('roomUser', user.id);
-  return lookRoom(db, redis, voucherId, user.id, false);
+  if (wait === 0) return lookRoom(db, redis, voucherId, user.id, false);
+  const { position, snap } = await lookUp(db, redis, voucherId, user.id, false);
+  const view = viewOf(voucherId, user.id, position, snap, soldOutAt(redis, voucherId, snap));
+  const out = park(db, redis, voucherId, user.id, view, snap, wait);
+  // Parked: waiting on the room's clock, not on the box's work.
+  if (out instanceof Promise) admission?.detach();
+  return out;
 });
 
 export const POST = route({ auth: 'user' }, async ({ req, params, user }) => {

@@ -1,0 +1,169 @@
+/**
+ * Waiting without polling (docs/fair-sale.md#waiting-without-polling): a waiting visitor's look may
+ * wait in the process (park) until its ticket is admitted, the sale sells out or ends, or the wait
+ * it asked for runs out, instead of asking again every second or so. So an admitted visitor hears
+ * it at their moment (the room admits in ticket order, and they learn it in that order, not at
+ * their next poll), everyone waiting hears 已抢光 together, and a long wait costs no requests.
+ *
+ * One watcher per sale and process: a timer set to the next parked ticket's admission time
+ * (computed from the serving counter and the rate), never more than WATCH_MS away so a sell-out
+ * elsewhere is seen; each tick is one look at the room in Redis (no user), and answers every parked
+ * look it decides, admitted ones in position order. A parked look holds no slot of the hot
+ * server's in-flight limit (Admission.detach). Bounded: ROOM_MAX_PARKED per process (beyond it a
+ * look is answered at once), one parked look per user and sale (a second one answers the first),
+ * and no look waits longer than ROOM_LONG_POLL_MS.
+ */
+import type { DB } from '@/lib/db/client';
+import type { RedisClient } from '@/lib/redis/types';
+import { env } from '@/lib/env';
+import { log } from '@/lib/log';
+import { keys } from '@/lib/redis/keys';
+import { lookUp, soldOutAt, viewOf, type RoomSnapshot, type RoomView } from '@/lib/seckill/room/room';
+
+/** The longest a watcher sleeps with looks parked: how late a sell-out or an end decided elsewhere is heard. */
+const WATCH_MS = 200;
+
+interface Parked {
+  userId: string;
+  position: number;
+  /** Parked before the start's shuffle: its position changes then (read again after it). */
+  beforeShuffle: boolean;
+  deadline: number;
+  resolve(view: RoomView): void;
+  reject(err: unknown): void;
+}
+
+interface Watch {
+  voucherId: string;
+  db: DB;
+  redis: RedisClient;
+  parked: Map<string, Parked>;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the timer fires (ms, local clock). */
+  wakeAt: number;
+  ticking: boolean;
+  /** The last tick's look (or the parking look's): answers a look whose wait ran out. */
+  snap: RoomSnapshot;
+}
+
+const g = globalThis as unknown as { __hmdpRoomWatches?: Map<string, Watch>; __hmdpRoomParked?: { n: number } };
+const watches = (g.__hmdpRoomWatches ??= new Map<string, Watch>());
+const count = (g.__hmdpRoomParked ??= { n: 0 });
+
+/** Looks parked in this process now. */
+export function parkedLooks(): number {
+  return count.n;
+}
+
+/**
+ * Answers `view` (the look just made) at once, or parks it: only a waiting ticket holder, for up to
+ * `waitMs` (capped at ROOM_LONG_POLL_MS), and only while this process holds fewer than
+ * ROOM_MAX_PARKED. The answer is a look as of the moment it is sent.
+ */
+export function park(db: DB, redis: RedisClient, voucherId: string, userId: string, view: RoomView, snap: RoomSnapshot, waitMs: number): RoomView | Promise<RoomView> {
+  const wait = Math.min(waitMs, env.ROOM_LONG_POLL_MS);
+  if (view.state !== 'waiting' || view.position === null || wait <= 0 || count.n >= env.ROOM_MAX_PARKED) return view;
+  let w = watches.get(voucherId);
+  if (!w) {
+    w = { voucherId, db, redis, parked: new Map(), timer: undefined, wakeAt: Infinity, ticking: false, snap };
+    watches.set(voucherId, w);
+  } else if (snap.now >= w.snap.now) {
+    w.snap = snap;
+  }
+  const before = w.parked.get(userId);
+  if (before) {
+    // One parked look per user and sale (two tabs, a reload): the older one is answered now.
+    w.parked.delete(userId);
+    count.n--;
+    before.resolve(view);
+  }
+  const position = view.position;
+  const watch = w;
+  return new Promise<RoomView>((resolve, reject) => {
+    watch.parked.set(userId, { userId, position, beforeShuffle: !view.shuffled, deadline: Date.now() + wait, resolve, reject });
+    count.n++;
+    schedule(watch);
+  });
+}
+
+/** When the next parked look may be decided: its admission time, the start, or its deadline; at most WATCH_MS away. */
+function nextWake(w: Watch): number {
+  const now = Date.now();
+  let at = now + WATCH_MS;
+  const s = w.snap;
+  let first = Infinity;
+  for (const p of w.parked.values()) {
+    if (p.deadline < at) at = p.deadline;
+    if (!p.beforeShuffle && p.position < first) first = p.position;
+  }
+  // Redis's clock and ours agree on this host to a millisecond or so; the tick reads Redis's again.
+  if (s.now < s.begin) at = Math.min(at, now + (s.begin - s.now));
+  else if (first !== Infinity) at = Math.min(at, now + Math.max(0, ((first - s.served) * 1000) / s.rate));
+  return Math.max(now + 1, Math.ceil(at));
+}
+
+function schedule(w: Watch): void {
+  if (w.ticking) return; // the tick reschedules when it ends
+  const at = nextWake(w);
+  if (w.timer !== undefined && w.wakeAt <= at) return;
+  if (w.timer !== undefined) clearTimeout(w.timer);
+  w.wakeAt = at;
+  w.timer = setTimeout(() => void tick(w), at - Date.now());
+  w.timer.unref?.();
+}
+
+async function tick(w: Watch): Promise<void> {
+  w.timer = undefined;
+  w.wakeAt = Infinity;
+  w.ticking = true;
+  try {
+    const { snap } = await lookUp(w.db, w.redis, w.voucherId, '', false);
+    w.snap = snap;
+    if (snap.shuffled) await placesAfterShuffle(w);
+    decide(w, soldOutAt(w.redis, w.voucherId, snap));
+  } catch (err) {
+    // The sale ended or is gone: every parked look gets that answer. Redis failing: they wait on,
+    // up to their deadline, and the next tick tries again.
+    const code = (err as { code?: string }).code;
+    if (code === 'ENDED' || code === 'NOT_FOUND') {
+      for (const p of w.parked.values()) p.reject(err);
+      count.n -= w.parked.size;
+      w.parked.clear();
+    } else {
+      log.warn({ err, voucherId: w.voucherId }, 'waiting room: a parked looks tick failed');
+      decide(w, false, true);
+    }
+  } finally {
+    w.ticking = false;
+  }
+  if (w.parked.size === 0) watches.delete(w.voucherId);
+  else schedule(w);
+}
+
+/** The start's shuffle gave the pre-start tickets new places: read them for the looks parked before it. */
+async function placesAfterShuffle(w: Watch): Promise<void> {
+  const stale = [...w.parked.values()].filter((p) => p.beforeShuffle);
+  if (stale.length === 0) return;
+  const scores = await w.redis.zmscore(keys.roomQueue(w.voucherId), ...stale.map((p) => p.userId));
+  stale.forEach((p, i) => {
+    const s = scores[i];
+    if (s !== null && s !== undefined) p.position = Number(s);
+    p.beforeShuffle = false;
+  });
+}
+
+/** Answers the looks the last snapshot decides: all of them if sold out, else the admitted (in position order) and the expired. */
+function decide(w: Watch, soldOut: boolean, expiredOnly = false): void {
+  const now = Date.now();
+  const s = w.snap;
+  const out: Parked[] = [];
+  for (const p of w.parked.values()) {
+    if (soldOut || now >= p.deadline || (!expiredOnly && !p.beforeShuffle && s.now >= s.begin && p.position <= s.served)) out.push(p);
+  }
+  out.sort((a, b) => a.position - b.position);
+  for (const p of out) {
+    w.parked.delete(p.userId);
+    count.n--;
+    p.resolve(viewOf(w.voucherId, p.userId, p.position, s, soldOut));
+  }
+}
