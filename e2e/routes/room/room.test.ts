@@ -284,6 +284,20 @@ describe('waiting without polling (?wait=)', () => {
     }
   });
 
+  it('when Redis forgets the room (a restart without persistence), every parked look hears its place is gone (none), not a stale admission', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const users = await createTestUsers(db, redis, 60);
+    for (const u of users) await join(u, voucherId);
+    const parked = users.slice(50).map((u) => waitLook(u, voucherId, 10_000));
+    await new Promise((r) => setTimeout(r, 300));
+    const lostAt = Date.now();
+    await redis.del(keys.roomQueue(voucherId), keys.roomState(voucherId));
+    for (const l of await Promise.all(parked)) expect(l.json.data).toMatchObject({ state: 'none', position: null, ticket: null });
+    expect(Date.now() - lostAt).toBeLessThan(1500);
+    // Joining again gives a new place in the new room.
+    expect((await join(users[55]!, voucherId)).json.data).toMatchObject({ position: 1 });
+  });
+
   it('a wait that runs out answers the place as it is then; a second look of the same user answers the first; a bad wait is a 400', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
     const users = await createTestUsers(db, redis, 60);

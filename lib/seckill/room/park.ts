@@ -44,6 +44,8 @@ interface Watch {
   ticking: boolean;
   /** The last tick's look (or the parking look's): answers a look whose wait ran out. */
   snap: RoomSnapshot;
+  /** The most tickets any look here saw issued: fewer later means Redis forgot the room. */
+  maxIssued: number;
 }
 
 const g = globalThis as unknown as { __hmdpRoomWatches?: Map<string, Watch>; __hmdpRoomParked?: { n: number } };
@@ -65,11 +67,12 @@ export function park(db: DB, redis: RedisClient, voucherId: string, userId: stri
   if (view.state !== 'waiting' || view.position === null || wait <= 0 || count.n >= env.ROOM_MAX_PARKED) return view;
   let w = watches.get(voucherId);
   if (!w) {
-    w = { voucherId, db, redis, parked: new Map(), timer: undefined, wakeAt: Infinity, ticking: false, snap };
+    w = { voucherId, db, redis, parked: new Map(), timer: undefined, wakeAt: Infinity, ticking: false, snap, maxIssued: snap.issued };
     watches.set(voucherId, w);
   } else if (snap.now >= w.snap.now) {
     w.snap = snap;
   }
+  w.maxIssued = Math.max(w.maxIssued, snap.issued);
   const before = w.parked.get(userId);
   if (before) {
     // One parked look per user and sale (two tabs, a reload): the older one is answered now.
@@ -119,8 +122,15 @@ async function tick(w: Watch): Promise<void> {
   try {
     const { snap } = await lookUp(w.db, w.redis, w.voucherId, '', false);
     w.snap = snap;
-    if (snap.shuffled) await placesAfterShuffle(w);
-    decide(w, soldOutAt(w.redis, w.voucherId, snap));
+    if (snap.issued < w.maxIssued) {
+      // Fewer tickets than before: Redis lost the room (a restart without persistence). Every
+      // parked place is gone with it: they hear so (state none) and join again.
+      forgotten(w, soldOutAt(w.redis, w.voucherId, snap));
+      w.maxIssued = snap.issued;
+    } else {
+      if (snap.shuffled) await placesAfterShuffle(w);
+      decide(w, soldOutAt(w.redis, w.voucherId, snap));
+    }
   } catch (err) {
     // The sale ended or is gone: every parked look gets that answer. Redis failing: they wait on,
     // up to their deadline, and the next tick tries again.
@@ -138,6 +148,12 @@ async function tick(w: Watch): Promise<void> {
   }
   if (w.parked.size === 0) watches.delete(w.voucherId);
   else schedule(w);
+}
+
+function forgotten(w: Watch, soldOut: boolean): void {
+  for (const p of w.parked.values()) p.resolve(viewOf(w.voucherId, p.userId, null, w.snap, soldOut));
+  count.n -= w.parked.size;
+  w.parked.clear();
 }
 
 /** The start's shuffle gave the pre-start tickets new places: read them for the looks parked before it. */

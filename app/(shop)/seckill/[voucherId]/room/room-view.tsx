@@ -53,6 +53,7 @@ function useRoom(voucherId: string): { look: Look | null; error: string | null; 
         setLook(l);
         setError(null);
         if (l.state === 'admitted' || l.state === 'soldout') return; // nothing more to wait for
+        if (l.state === 'none') joined = false; // the room forgot this place (a Redis loss): join again
         next = Math.max(0, waitMs - (Date.now() - started));
         waitMs = Math.round(Math.min(5000, Math.max(1000, (l.estimateMs ?? 4000) / 4)));
       } catch (e) {
