@@ -10,7 +10,10 @@
   KEYS[1]  seckill:{vid}:meta     hash: initial, begin (ms), end (ms), gate (absent: anyone may grab;
                                   'r' reserved users only; 'd' draw not run yet; 'w' drawn users only),
                                   room ('1': behind the waiting room, a grab needs a token's nonce),
-                                  roomUntil (ms; present when the room opened by itself: it lapses then)
+                                  roomUntil (ms; present when the room opened by itself: it lapses then),
+                                  epoch (room sales: set by the first grab token of this copy of the
+                                  sale, lib/seckill/room/grab-token.ts; a Redis that lost the sale
+                                  has lost it too, and mints another)
   KEYS[2]  seckill:{vid}:stock    remaining units
   KEYS[3]  seckill:{vid}:buyers   set of user ids
   KEYS[4]  seckill:{vid}:pending  hash orderId -> order message JSON (accepted, not yet in MySQL)
@@ -23,8 +26,9 @@
                                   an hour after the sale's end)
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
   ARGV[4]  attempts per user per second (0 = no limit)   ARGV[5] attempts per IP per second (0 = no limit)
-  ARGV[6]  the grab token's nonce ('' when the grab carries none); the caller verified the token's
-           signature, user, sale and expiry without Redis: only its one-time use is decided here
+  ARGV[6]  the grab token's '<epoch>.<nonce>' ('' when the grab carries none); the caller verified
+           the token's signature, user, sale and expiry without Redis: only whether it was minted by
+           this copy of the sale (the epoch) and its one-time use are decided here
 
   Returns  {0, payload, at}  accepted; payload is the order message written to the outbox, at its
                              acceptance time (ms, Redis clock), so the caller need not parse it
@@ -41,6 +45,8 @@
            {11, until}   no token: a room sale, and the grab carries no nonce; until is the end (ms) of a
                          room that opened by itself, false for the merchant's (it never lapses)
            {12}          token used: this nonce was spent by an earlier grab
+           {13}          stale token: minted before Redis lost the sale (its epoch is not the meta's), so
+                         its spent nonce and its buyer may be forgotten: back through the room
 ]]
 local function over(key, limit)
   if limit <= 0 then
@@ -70,7 +76,7 @@ if ipWait then
   return {6, ipWait, 'ip'}
 end
 
-local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate', 'room', 'roomUntil')
+local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate', 'room', 'roomUntil', 'epoch')
 if not window[1] or not window[2] then
   return {1}
 end
@@ -114,6 +120,11 @@ end
 if window[4] == '1' and (not window[5] or now < tonumber(window[5])) then
   if ARGV[6] == '' then
     return {11, window[5] or false}
+  end
+  -- A token from before a Redis loss: the spent set and the buyers set that would refuse its
+  -- replay are gone with the epoch (the buyers rebuilt from MySQL lack orders still queued).
+  if string.match(ARGV[6], '^[^.]*') ~= (window[6] or '') then
+    return {13}
   end
   if redis.call('SADD', KEYS[10], ARGV[6]) == 0 then
     return {12}

@@ -25,6 +25,7 @@ import { faultPorts, runToExit, sleep, waitFor } from './procs';
 import { Cluster as Services } from './cluster';
 import { Storm } from './storm';
 import { countForgotten, createSale, passed, settle, snapshotBuyers, visibility } from './sale';
+import { faultEnv, openStores } from './env';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -57,42 +58,15 @@ async function main(): Promise<number> {
   cluster('stop');
   const nodes = cluster('start').trim().split('\n').pop()!;
   await Promise.all([mysql.start(), rabbit.start()]);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    // One process per web server whatever the caller's environment says: the kills below target
-    // whole servers, and more Next processes would crowd the 2-core CI box.
-    WEB_CONCURRENCY: '1',
-    DATABASE_URL: mysql.url,
-    REDIS_CLUSTER_NODES: nodes,
-    RABBITMQ_URL: rabbit.url,
-    MQ_PREFIX: 'hmdp_failover',
-    AUTH_SECRET: process.env.AUTH_SECRET ?? 'fault-suite-secret-0123456789abcdef0123456789',
-    RATE_LIMITS: 'false',
-    // The storm's up to 300 grabs in flight all come from 127.0.0.1: no per-client connection cap.
-    WEB_MAX_CONNECTIONS_PER_CLIENT: '0',
-    LOG_LEVEL: 'warn',
-    OUTBOX_SWEEP_INTERVAL_MS: '1000',
-    OUTBOX_STALE_MS: '3000',
+  const env = faultEnv({ mysql: mysql.url, redisCluster: nodes, rabbit: rabbit.url }, 'hmdp_failover', {
     SECKILL_REPLICA_WAIT_MS: String(WAIT_MS),
     // The worker's repair starts 1.5 s after it notices the failover (production: at once), only so
     // this test can first read which accepted grabs the new master forgot.
     REDIS_REPAIR_DELAYS_MS: '1500,6000,30000',
-  };
-  Object.assign(process.env, env, { LOG_LEVEL: 'error' });
-
-  const { createDb } = await import('@/lib/db/client');
-  const { ensureDatabase, migrateToLatest } = await import('@/lib/db/migrate');
-  const { createRedis } = await import('@/lib/redis/client');
+  });
+  const { db, redis } = await openStores<RedisCluster>(env);
   const { keys } = await import('@/lib/redis/keys');
   const { slotOf } = await import('@/lib/redis/slots');
-  const { seedDemo } = await import('@/lib/seed/seed');
-
-  await ensureDatabase(mysql.url);
-  const db = createDb(mysql.url, 5);
-  await migrateToLatest(db);
-  await seedDemo(db);
-  const redis = createRedis() as RedisCluster;
 
   const { bucketTag } = await import('@/lib/seckill/buckets/tags');
   const { voucherId, users } = await createSale(db, redis, USERS, '167', BUCKETS);

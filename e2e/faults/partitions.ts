@@ -38,6 +38,7 @@ import { PrivateMariaDb, PrivateRabbit } from './private-services';
 import { kill, ROOT, runToExit, sleep, waitFor, waitHttp, type Proc } from './procs';
 import { Storm } from './storm';
 import { createSale, passed, settle, visibility, type Verdict } from './sale';
+import { faultEnv, openStores } from './env';
 import { addr, claimTopology, healAll, hostOf, netns, netnsSync, nsOf, partition, REDIS_HOSTS, redisCli, startOn, whyNoNetns, type Host } from './netns/hosts';
 
 const arg = (name: string, def: number) => {
@@ -113,48 +114,24 @@ async function main(): Promise<number> {
   ]);
   log(`Redis Cluster on r1..r6, MariaDB on db, RabbitMQ ${clustered ? 'cluster on mq1..mq3' : 'on db'}`);
 
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
+  const env = faultEnv({ mysql: mysql.url, redisCluster: nodes, rabbit: mqUrl }, 'hmdp_partitions', {
     // The web hosts listen beyond loopback (their namespace address): the listen guard refuses that
     // with the demo's dev SMS / payment doors open, which a checkout's .env.local (scripts/ensure-deps.sh)
     // turns on. The buyers' sessions are made directly; neither door is needed here.
     ALLOW_DEV_SMS_IN_PRODUCTION: 'false',
     ALLOW_DEV_PAYMENT_IN_PRODUCTION: 'false',
-    WEB_CONCURRENCY: '1',
-    DATABASE_URL: mysql.url,
-    REDIS_CLUSTER_NODES: nodes,
-    REDIS_URL: `redis://${nodes.split(',')[0]}`,
-    RABBITMQ_URL: mqUrl,
-    MQ_PREFIX: 'hmdp_partitions',
-    AUTH_SECRET: process.env.AUTH_SECRET ?? 'fault-suite-secret-0123456789abcdef0123456789',
-    RATE_LIMITS: 'false',
-    WEB_MAX_CONNECTIONS_PER_CLIENT: '0',
-    LOG_LEVEL: 'warn',
-    OUTBOX_SWEEP_INTERVAL_MS: '1000',
-    OUTBOX_STALE_MS: '3000',
     // As in failover.ts: the worker's first repair round 1.5 s after it notices a failover, so the
     // test can first read what the new master forgot.
     REDIS_REPAIR_DELAYS_MS: '1500,6000,30000',
     PORT: '3000',
-  };
-  Object.assign(process.env, env, { LOG_LEVEL: 'error' });
-
-  const { createDb } = await import('@/lib/db/client');
-  const { ensureDatabase, migrateToLatest } = await import('@/lib/db/migrate');
+  });
+  const { db, redis } = await openStores<RedisCluster>(env);
   const { createRedis } = await import('@/lib/redis/client');
   const { keys } = await import('@/lib/redis/keys');
   const { slotOf } = await import('@/lib/redis/slots');
-  const { seedDemo } = await import('@/lib/seed/seed');
-
-  await ensureDatabase(mysql.url);
-  const db = createDb(mysql.url, 5);
-  await migrateToLatest(db);
-  await seedDemo(db);
   // The web servers listen on their hosts' addresses, not loopback: the listen guard refuses that
   // while demo accounts keep their published passwords. These test hosts need no password logins.
   await db.updateTable('tb_user').set({ password: null }).where('password', 'is not', null).execute();
-  const redis = createRedis() as RedisCluster;
   if (clustered) {
     // Declared through mq1 first, so mq1 leads the quorum queues; every process connects to mq1
     // first too (RABBITMQ_URL's order): the broker case cuts the node they all talk to.

@@ -37,7 +37,6 @@ const log = (msg: string) => console.log(`[restart ${new Date().toISOString().sl
 async function main(): Promise<number> {
   await Promise.all([mysql.start(), rabbit.start(), redisSrv.start()]);
   const env = faultEnv({ mysql: mysql.url, redis: redisSrv.url, rabbit: rabbit.url }, 'hmdp_restart', {
-    REDIS_CLUSTER_NODES: '',
     // The worker's repair starts 1.5 s after it notices the restart (production: at once), only so
     // this test can first read which accepted grabs the restarted Redis forgot.
     REDIS_REPAIR_DELAYS_MS: '1500,6000,30000',

@@ -16,6 +16,7 @@ export type ScriptName =
   | 'login-check-code'
   | 'seckill-bucket-give'
   | 'seckill-bucket-take'
+  | 'seckill-epoch'
   | 'seckill-grab'
   | 'seckill-offer-claim'
   | 'seckill-offer-expire'

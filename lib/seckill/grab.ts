@@ -42,7 +42,7 @@ export interface GrabInput {
   voucherId: string;
   userId: string;
   ip: string;
-  /** A verified grab token's nonce (docs/fair-sale.md#the-grab-token); absent when the grab carries none. */
+  /** A verified grab token's `<epoch>.<nonce>` (docs/fair-sale.md#the-grab-token); absent when the grab carries none. */
   nonce?: string;
 }
 
@@ -52,7 +52,7 @@ export interface GrabResult {
   status: 'pending' | 'created';
 }
 
-export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7, NOT_RESERVED: 8, DRAW_PENDING: 9, NOT_DRAWN: 10, NO_TOKEN: 11, TOKEN_USED: 12 } as const;
+export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7, NOT_RESERVED: 8, DRAW_PENDING: 9, NOT_DRAWN: 10, NO_TOKEN: 11, TOKEN_USED: 12, STALE_TOKEN: 13 } as const;
 
 const refusals: Record<number, () => AppError> = {
   [GrabCode.UNKNOWN]: () => notFound('秒杀券'),
@@ -65,6 +65,8 @@ const refusals: Record<number, () => AppError> = {
   [GrabCode.NOT_DRAWN]: () => new AppError('NOT_DRAWN', '很遗憾，你未被抽中，本场不能抢购'),
   [GrabCode.NO_TOKEN]: () => needTicket(),
   [GrabCode.TOKEN_USED]: () => new AppError('TOKEN_USED', '抢购凭证已使用，请回到排队页重新获取'),
+  // Minted before Redis lost the sale (and the room with it): back through the room.
+  [GrabCode.STALE_TOKEN]: () => needTicket(),
   // The draw did not run even when asked (MySQL unreachable): try again shortly.
   [GrabCode.DRAW_PENDING]: () => new AppError('SERVICE_UNAVAILABLE', '正在抽签，请稍后再试', { retryAfter: 1 }),
 };

@@ -2,7 +2,9 @@
  * From the room to the grab (docs/fair-sale.md#the-grab-token): an admitted ticket whose holder
  * solved the bot gate gets a short-lived one-time grab token and the grab URL it makes. The gate is
  * solved once per user and sale (remembered in the room's `passed` set): a user whose grab was
- * answered 503 asks for a fresh token without solving again.
+ * answered 503 asks for a fresh token without solving again. The token carries the epoch of the
+ * sale's copy in Redis (docs/fair-sale.md#a-redis-loss-in-the-room): a token minted before Redis lost
+ * the sale is refused by the grab after it, as the room itself was forgotten.
  */
 import type { DB } from '@/lib/db/client';
 import type { RedisClient } from '@/lib/redis/types';
@@ -12,7 +14,9 @@ import { keys } from '@/lib/redis/keys';
 import { lookRoom } from '@/lib/seckill/room/room';
 import { needTicket } from '@/lib/seckill/room/room-memory';
 import { spendSolution } from '@/lib/seckill/room/pow';
-import { issueGrabToken, verifyTicket } from '@/lib/seckill/room/tokens';
+import { issueGrabToken, newEpoch, verifyTicket } from '@/lib/seckill/room/tokens';
+import { runScript } from '@/lib/redis/scripts';
+import { homeTag } from '@/lib/seckill/buckets/count';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
 
 export interface GrabPass {
@@ -35,7 +39,11 @@ export async function grabPass(db: DB, redis: RedisClient, voucherId: string, us
     if (!ok) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
     await redis.multi().sadd(passed, userId).pexpireat(passed, (await saleEndMs(redis, voucherId)) + 3_600_000).exec();
   }
-  const t = issueGrabToken(voucherId, userId, env.ROOM_GRAB_TOKEN_TTL_MS);
+  // The epoch of the bucket the user grabs in (the grab script reads it from that meta).
+  const epoch = await runScript<string | null>(redis, 'seckill-epoch', [keys.seckillMeta(await homeTag(redis, voucherId, userId))], [newEpoch()]);
+  // Not preheated (Redis lost the sale since the look above): the next look rebuilds it.
+  if (!epoch) throw new AppError('SERVICE_UNAVAILABLE', '服务繁忙，请稍后再试', { retryAfter: 1 });
+  const t = issueGrabToken(voucherId, userId, env.ROOM_GRAB_TOKEN_TTL_MS, Date.now(), epoch);
   roomMetrics.tokenIssued();
   return { token: t.token, grabUrl: `/api/seckill/${voucherId}?g=${t.token}`, expiresAt: t.expiresAt };
 }

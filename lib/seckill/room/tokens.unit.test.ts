@@ -15,16 +15,20 @@ describe('room tickets and grab tokens', () => {
   });
 
   it('a grab token gives its nonce to its user and sale until it expires; forged, altered or a ticket passed as a token give nothing', () => {
-    const g = issueGrabToken('7', '42', 60_000, now);
+    const g = issueGrabToken('7', '42', 60_000, now, '0123456789abcdef');
     expect(grabTokenNonce(g.token, '7', '42', now)).toBe(g.nonce);
+    expect(g.nonce).toMatch(/^0123456789abcdef\.[A-Za-z0-9_-]{16}$/);
     expect(grabTokenNonce(g.token, '7', '42', now + 60_000)).toBeNull();
     expect(grabTokenNonce(g.token, '7', '41', now)).toBeNull();
     expect(grabTokenNonce(g.token, '6', '42', now)).toBeNull();
     const parts = g.token.split('.');
-    parts[4] = String(now + 10 * 60_000); // a longer life
+    parts[5] = String(now + 10 * 60_000); // a longer life
     expect(grabTokenNonce(parts.join('.'), '7', '42', now)).toBeNull();
+    const other = g.token.split('.');
+    other[3] = 'fedcba9876543210'; // the epoch of the sale's copy after a Redis loss
+    expect(grabTokenNonce(other.join('.'), '7', '42', now)).toBeNull();
     const ticket = signTicket({ voucherId: '7', userId: '42', position: 3, expiresAt: now + 1000 });
-    expect(grabTokenNonce(ticket.replace(/^t1/, 'g1'), '7', '42', now)).toBeNull();
+    expect(grabTokenNonce(ticket.replace(/^t1/, 'g2'), '7', '42', now)).toBeNull();
     expect(grabTokenNonce('', '7', '42', now)).toBeNull();
     expect(grabTokenNonce('g1.7.42.x.1.y'.repeat(50), '7', '42', now)).toBeNull();
     expect(issueGrabToken('7', '42', 60_000, now).nonce).not.toBe(g.nonce);
