@@ -260,7 +260,7 @@ async function main(): Promise<number> {
   const botRuns = bots.map(async (user, i) => {
     const b = { user, web: i % 2 ? WEB2 : WEB1 };
     while (!stopBots) {
-      for (const q of ['', `?g=g1.${voucherId}.${user.id}.AAAAAAAAAAAAAAAA.${Date.now() + 60_000}.forged`]) {
+      for (const q of ['', `?g=g2.${voucherId}.${user.id}..AAAAAAAAAAAAAAAA.${Date.now() + 60_000}.forged`]) {
         const r = await call(b, 'POST', `/api/seckill/${voucherId}${q}`);
         botTries++;
         if (r.status === 200) botWins++;

@@ -347,7 +347,7 @@ describe('from the room to the grab', () => {
     expect(none.json.error.code).toBe('NEED_TICKET');
     expect((await grab(c!, voucherId)).json.error.code).toBe('NEED_TICKET');
     // Made up, another user's, expired.
-    expect((await grab(c!, voucherId, 'g1.1.2.AAAAAAAAAAAAAAAA.9999999999999.xx')).json.error.code).toBe('NEED_TICKET');
+    expect((await grab(c!, voucherId, `g2.${voucherId}.${c!.userId}..AAAAAAAAAAAAAAAA.9999999999999.xx`)).json.error.code).toBe('NEED_TICKET');
     const { token: aToken } = await throughRoom(a!, voucherId);
     expect((await grab(b!, voucherId, aToken)).json.error.code).toBe('NEED_TICKET');
     const stale = issueGrabToken(voucherId, c!.userId, 1_000, Date.now() - 5_000);
@@ -419,7 +419,7 @@ describe('sold out', () => {
     // sold-out room sale's storm costs no HMAC per request.
     const c = users[2]!;
     expect((await grab(c, voucherId, issueGrabToken(voucherId, c.userId, 60_000).token)).json.error.code).toBe('SOLD_OUT');
-    const forged = await grab(users[3]!, voucherId, 'g1.forged');
+    const forged = await grab(users[3]!, voucherId, `g2.${voucherId}.${users[3]!.userId}..AAAAAAAAAAAAAAAA.9999999999999.forged`);
     expect(forged.status).toBe(410);
     expect(forged.json.error.code).toBe('SOLD_OUT');
     const looks = await Promise.all(users.slice(2).map((u) => look(u, voucherId)));
