@@ -8,8 +8,9 @@
  * One watcher per sale and process: a timer set to the next parked ticket's admission time
  * (computed from the serving counter and the rate), never more than WATCH_MS away so a sell-out
  * elsewhere is seen; each tick is one look at the room in Redis (no user), and answers every parked
- * look it decides, admitted ones in position order. A parked look holds no slot of the hot
- * server's in-flight limit (Admission.detach). Bounded: ROOM_MAX_PARKED per process (beyond it a
+ * look it decides, admitted ones in position order. The parked looks sit in two heaps (by place,
+ * by deadline), so a tick costs what it answers, not what waits. A parked look holds no slot of the
+ * hot server's in-flight limit (Admission.detach). Bounded: ROOM_MAX_PARKED per process (beyond it a
  * look is answered at once), one parked look per user and sale (a second one answers the first),
  * and no look waits longer than ROOM_LONG_POLL_MS.
  */
@@ -18,6 +19,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
+import { MinHeap } from '@/lib/min-heap';
 import { lookUp, soldOutAt, viewOf, type RoomSnapshot, type RoomView } from '@/lib/seckill/room/room';
 
 /** The longest a watcher sleeps with looks parked: how late a sell-out or an end decided elsewhere is heard. */
@@ -29,6 +31,8 @@ interface Parked {
   /** Parked before the start's shuffle: its position changes then (read again after it). */
   beforeShuffle: boolean;
   deadline: number;
+  /** Answered (or replaced by the same user's newer look): skipped where a heap still holds it. */
+  done: boolean;
   resolve(view: RoomView): void;
   reject(err: unknown): void;
 }
@@ -37,7 +41,14 @@ interface Watch {
   voucherId: string;
   db: DB;
   redis: RedisClient;
+  /** The live parked looks, one per user. */
   parked: Map<string, Parked>;
+  /** Live ones after the shuffle (or with no shuffle to wait for), by place; may hold answered ones. */
+  byPosition: MinHeap<Parked>;
+  /** Every live one by deadline; may hold answered ones. */
+  byDeadline: MinHeap<Parked>;
+  /** Live ones parked before the start's shuffle (their places change then). */
+  beforeShuffle: Parked[];
   timer: ReturnType<typeof setTimeout> | undefined;
   /** When the timer fires (ms, local clock). */
   wakeAt: number;
@@ -67,26 +78,59 @@ export function park(db: DB, redis: RedisClient, voucherId: string, userId: stri
   if (view.state !== 'waiting' || view.position === null || wait <= 0 || count.n >= env.ROOM_MAX_PARKED) return view;
   let w = watches.get(voucherId);
   if (!w) {
-    w = { voucherId, db, redis, parked: new Map(), timer: undefined, wakeAt: Infinity, ticking: false, snap, maxIssued: snap.issued };
+    w = {
+      voucherId,
+      db,
+      redis,
+      parked: new Map(),
+      byPosition: new MinHeap((p) => p.position),
+      byDeadline: new MinHeap((p) => p.deadline),
+      beforeShuffle: [],
+      timer: undefined,
+      wakeAt: Infinity,
+      ticking: false,
+      snap,
+      maxIssued: snap.issued,
+    };
     watches.set(voucherId, w);
   } else if (snap.now >= w.snap.now) {
     w.snap = snap;
   }
   w.maxIssued = Math.max(w.maxIssued, snap.issued);
+  // One parked look per user and sale (two tabs, a reload): the older one is answered now.
   const before = w.parked.get(userId);
-  if (before) {
-    // One parked look per user and sale (two tabs, a reload): the older one is answered now.
-    w.parked.delete(userId);
-    count.n--;
-    before.resolve(view);
-  }
+  if (before) answer(w, before, view);
   const position = view.position;
   const watch = w;
   return new Promise<RoomView>((resolve, reject) => {
-    watch.parked.set(userId, { userId, position, beforeShuffle: !view.shuffled, deadline: Date.now() + wait, resolve, reject });
+    const p: Parked = { userId, position, beforeShuffle: !view.shuffled, deadline: Date.now() + wait, done: false, resolve, reject };
+    watch.parked.set(userId, p);
     count.n++;
+    if (p.beforeShuffle) watch.beforeShuffle.push(p);
+    else watch.byPosition.push(p);
+    watch.byDeadline.push(p);
     schedule(watch);
   });
+}
+
+/** Forgets one parked look (the heaps drop it when it surfaces, or at the next compaction); false if it already was. */
+function settle(w: Watch, p: Parked): boolean {
+  if (p.done) return false;
+  p.done = true;
+  w.parked.delete(p.userId);
+  count.n--;
+  return true;
+}
+
+/** Answers one parked look with `view`. */
+function answer(w: Watch, p: Parked, view: RoomView): void {
+  if (settle(w, p)) p.resolve(view);
+}
+
+/** The heaps' top live entry (answered ones on top are dropped on the way). */
+function liveTop(h: MinHeap<Parked>): Parked | undefined {
+  while (h.size > 0 && h.peek()!.done) h.pop();
+  return h.peek();
 }
 
 /** When the next parked look may be decided: its admission time, the start, or its deadline; at most WATCH_MS away. */
@@ -94,14 +138,14 @@ function nextWake(w: Watch): number {
   const now = Date.now();
   let at = now + WATCH_MS;
   const s = w.snap;
-  let first = Infinity;
-  for (const p of w.parked.values()) {
-    if (p.deadline < at) at = p.deadline;
-    if (!p.beforeShuffle && p.position < first) first = p.position;
-  }
+  const soonest = liveTop(w.byDeadline);
+  if (soonest && soonest.deadline < at) at = soonest.deadline;
   // Redis's clock and ours agree on this host to a millisecond or so; the tick reads Redis's again.
   if (s.now < s.begin) at = Math.min(at, now + (s.begin - s.now));
-  else if (first !== Infinity) at = Math.min(at, now + Math.max(0, ((first - s.served) * 1000) / s.rate));
+  else {
+    const first = liveTop(w.byPosition);
+    if (first) at = Math.min(at, now + Math.max(0, ((first.position - s.served) * 1000) / s.rate));
+  }
   return Math.max(now + 1, Math.ceil(at));
 }
 
@@ -122,64 +166,67 @@ async function tick(w: Watch): Promise<void> {
   try {
     const { snap } = await lookUp(w.db, w.redis, w.voucherId, '', false);
     w.snap = snap;
+    const soldOut = soldOutAt(w.redis, w.voucherId, snap);
     if (snap.issued < w.maxIssued) {
       // Fewer tickets than before: Redis lost the room (a restart without persistence). Every
       // parked place is gone with it: they hear so (state none) and join again.
-      forgotten(w, soldOutAt(w.redis, w.voucherId, snap));
+      for (const p of [...w.parked.values()]) answer(w, p, viewOf(w.voucherId, p.userId, null, snap, soldOut));
       w.maxIssued = snap.issued;
+    } else if (soldOut) {
+      // Everyone waiting hears it now, in place order.
+      for (const p of [...w.parked.values()].sort((a, b) => a.position - b.position)) answer(w, p, viewOf(w.voucherId, p.userId, p.position, snap, true));
     } else {
       if (snap.shuffled) await placesAfterShuffle(w);
-      decide(w, soldOutAt(w.redis, w.voucherId, snap));
+      // Admitted, in place order, then any whose wait ran out.
+      if (snap.now >= snap.begin) {
+        for (let p = liveTop(w.byPosition); p && p.position <= snap.served; p = liveTop(w.byPosition)) answer(w, w.byPosition.pop()!, viewOf(w.voucherId, p.userId, p.position, snap, false));
+      }
+      expire(w);
     }
   } catch (err) {
     // The sale ended or is gone: every parked look gets that answer. Redis failing: they wait on,
     // up to their deadline, and the next tick tries again.
     const code = (err as { code?: string }).code;
     if (code === 'ENDED' || code === 'NOT_FOUND') {
-      for (const p of w.parked.values()) p.reject(err);
-      count.n -= w.parked.size;
-      w.parked.clear();
+      for (const p of [...w.parked.values()]) if (settle(w, p)) p.reject(err);
     } else {
       log.warn({ err, voucherId: w.voucherId }, 'waiting room: a parked looks tick failed');
-      decide(w, false, true);
+      expire(w);
     }
   } finally {
     w.ticking = false;
   }
   if (w.parked.size === 0) watches.delete(w.voucherId);
-  else schedule(w);
+  else {
+    compact(w);
+    schedule(w);
+  }
 }
 
-function forgotten(w: Watch, soldOut: boolean): void {
-  for (const p of w.parked.values()) p.resolve(viewOf(w.voucherId, p.userId, null, w.snap, soldOut));
-  count.n -= w.parked.size;
-  w.parked.clear();
+/** Answers the looks whose wait ran out, with the place as the last look saw it. */
+function expire(w: Watch): void {
+  const now = Date.now();
+  for (let p = liveTop(w.byDeadline); p && p.deadline <= now; p = liveTop(w.byDeadline)) answer(w, w.byDeadline.pop()!, viewOf(w.voucherId, p.userId, p.position, w.snap, false));
+}
+
+/** Heaps mostly holding answered entries (users who looked again and again) are rebuilt from the live ones. */
+function compact(w: Watch): void {
+  const live = w.parked.size;
+  if (w.byDeadline.size > 2 * live + 64) w.byDeadline.rebuild([...w.parked.values()]);
+  if (w.byPosition.size > 2 * live + 64) w.byPosition.rebuild([...w.parked.values()].filter((p) => !p.beforeShuffle));
+  if (w.beforeShuffle.length > 2 * live + 64) w.beforeShuffle = w.beforeShuffle.filter((p) => !p.done);
 }
 
 /** The start's shuffle gave the pre-start tickets new places: read them for the looks parked before it. */
 async function placesAfterShuffle(w: Watch): Promise<void> {
-  const stale = [...w.parked.values()].filter((p) => p.beforeShuffle);
+  const stale = w.beforeShuffle.filter((p) => !p.done);
+  w.beforeShuffle = [];
   if (stale.length === 0) return;
   const scores = await w.redis.zmscore(keys.roomQueue(w.voucherId), ...stale.map((p) => p.userId));
   stale.forEach((p, i) => {
     const s = scores[i];
     if (s !== null && s !== undefined) p.position = Number(s);
     p.beforeShuffle = false;
+    if (!p.done) w.byPosition.push(p);
   });
-}
-
-/** Answers the looks the last snapshot decides: all of them if sold out, else the admitted (in position order) and the expired. */
-function decide(w: Watch, soldOut: boolean, expiredOnly = false): void {
-  const now = Date.now();
-  const s = w.snap;
-  const out: Parked[] = [];
-  for (const p of w.parked.values()) {
-    if (soldOut || now >= p.deadline || (!expiredOnly && !p.beforeShuffle && s.now >= s.begin && p.position <= s.served)) out.push(p);
-  }
-  out.sort((a, b) => a.position - b.position);
-  for (const p of out) {
-    w.parked.delete(p.userId);
-    count.n--;
-    p.resolve(viewOf(w.voucherId, p.userId, p.position, s, soldOut));
-  }
 }
