@@ -275,6 +275,7 @@ describe('waiting without polling (?wait=)', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
       await waitFor('ten parked', async () => parkedLooks() >= 10, 5000, 20);
+      expect(Number(/^hmdp_room_parked_looks (\d+)/m.exec(await register.getSingleMetricAsString('hmdp_room_parked_looks'))?.[1])).toBeGreaterThanOrEqual(10);
       // Two slots, ten parked: a plain look still gets in.
       const plain = await get(users[1]!, 0);
       expect(plain.status).toBe(200);

@@ -2,7 +2,7 @@
  * The waiting room's metrics in /metrics (prom-client's global registry; the web cluster's primary
  * sums the counters over the processes): tickets issued, the room's size and its serving counter
  * per sale (rate(hmdp_room_served[1m]) is admitted/s), grab tokens issued, and the bot gate's
- * challenges solved and failed. The per-sale gauges are what Redis said at this process's last
+ * challenges solved and failed, and the looks parked in this process. The per-sale gauges are what Redis said at this process's last
  * look, so the processes agree and the primary keeps the largest; at most MAX_SALES sales.
  */
 import { Counter, Gauge, register } from 'prom-client';
@@ -23,6 +23,9 @@ const tokensTotal = counter('hmdp_room_grab_tokens_total', 'Grab tokens issued t
 const challengesTotal = counter('hmdp_room_challenges_total', 'Bot-gate proofs of work checked, by outcome (solved, failed)', ['outcome']);
 const inRoom = gauge('hmdp_room_waiting', 'Tickets of a room sale not yet admitted');
 const served = gauge('hmdp_room_served', 'Positions a room sale has admitted so far (its rate is admitted/s)');
+const parked =
+  (register.getSingleMetric('hmdp_room_parked_looks') as Gauge | undefined) ??
+  new Gauge({ name: 'hmdp_room_parked_looks', help: 'Waiting looks held in the web processes until their moment (long polls, docs/fair-sale.md#waiting-without-polling)', aggregator: 'sum', registers: [register] });
 
 const sales = new Set<string>();
 
@@ -31,6 +34,7 @@ export const roomMetrics = {
   tokenIssued: () => tokensTotal.inc(),
   autoOpened: () => autoOpenedTotal.inc(),
   challenge: (ok: boolean) => challengesTotal.inc({ outcome: ok ? 'solved' : 'failed' }),
+  parkedLooks: (n: number) => parked.set(n),
   observe(voucherId: string, issued: number, admitted: number): void {
     if (!sales.has(voucherId)) {
       if (sales.size >= MAX_SALES) return;

@@ -21,6 +21,7 @@ import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { MinHeap } from '@/lib/min-heap';
 import { lookUp, soldOutAt, viewOf, type RoomSnapshot, type RoomView } from '@/lib/seckill/room/room';
+import { roomMetrics } from '@/lib/seckill/room/metrics';
 
 /** The longest a watcher sleeps with looks parked: how late a sell-out or an end decided elsewhere is heard. */
 const WATCH_MS = 200;
@@ -110,6 +111,7 @@ export function park(db: DB, redis: RedisClient, voucherId: string, userId: stri
     else watch.byPosition.push(p);
     watch.byDeadline.push(p);
     schedule(watch);
+    roomMetrics.parkedLooks(count.n);
   });
 }
 
@@ -196,6 +198,7 @@ async function tick(w: Watch): Promise<void> {
   } finally {
     w.ticking = false;
   }
+  roomMetrics.parkedLooks(count.n);
   if (w.parked.size === 0) watches.delete(w.voucherId);
   else {
     compact(w);
