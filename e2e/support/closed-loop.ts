@@ -1,7 +1,7 @@
 /**
  * Closed-loop grab clients for the adaptive-admission proofs (e2e/routes/hot/adaptive-grab.test.ts
  * and the bench's `admission` scenario): `clients` clients, each sending its next grab as soon as
- * the last one was answered, rotating session tokens; a shed one (503) waits 10 ms first. They run
+ * the last one was answered, rotating session tokens; a shed one (503) waits first (`shedDelay`). They run
  * in a worker thread (their own event loop, real sockets): in the caller's thread they would wait
  * behind its work and measure that instead of the server's answer time. Latencies count only the
  * answers with `okStatus`, from the last two thirds of the run (the limit has settled by then).
@@ -16,6 +16,12 @@ export interface ClosedLoopOptions {
   ms: number;
   /** The status of an answered grab (409 for users who already hold a unit). */
   okStatus: number;
+  /**
+   * How long a shed client (503) waits before its next grab: a number of ms (default 10: a client
+   * that ignores the answer and hammers), or 'retry-after': what the 503's Retry-After says, jittered
+   * 0.5–1.5× so the shed clients do not come back all at once (what a client honouring it does).
+   */
+  shedDelay?: number | 'retry-after';
 }
 
 export interface ClosedLoopResult {
@@ -32,7 +38,7 @@ export interface ClosedLoopResult {
 
 const CLIENTS = `
 const http = require('node:http');
-const { parentPort, workerData: { port, path, tokens, clients, ms, okStatus } } = require('node:worker_threads');
+const { parentPort, workerData: { port, path, tokens, clients, ms, okStatus, shedDelay = 10 } } = require('node:worker_threads');
 const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
 const end = Date.now() + ms;
 const measureFrom = Date.now() + ms / 3;
@@ -43,7 +49,7 @@ let turn = 0;
 const post = (token) => new Promise((resolve, reject) => {
   const req = http.request({ host: '127.0.0.1', port, agent, method: 'POST', path, headers: { authorization: 'Bearer ' + token } }, (res) => {
     res.resume();
-    res.on('end', () => resolve(res.statusCode));
+    res.on('end', () => resolve(res));
   });
   req.on('error', reject);
   req.end();
@@ -51,13 +57,15 @@ const post = (token) => new Promise((resolve, reject) => {
 async function client() {
   while (Date.now() < end) {
     const t = performance.now();
-    const status = await post(tokens[turn++ % tokens.length]);
+    const res = await post(tokens[turn++ % tokens.length]);
+    const status = res.statusCode;
     const measured = Date.now() >= measureFrom;
     if (status === okStatus) {
       if (measured) latencies.push(performance.now() - t);
     } else if (status === 503) {
       if (measured) shed++;
-      await new Promise((r) => setTimeout(r, 10));
+      const wait = shedDelay === 'retry-after' ? Number(res.headers['retry-after'] || 1) * 1000 * (0.5 + Math.random()) : shedDelay;
+      await new Promise((r) => setTimeout(r, wait));
     } else other[status] = (other[status] || 0) + 1;
   }
 }
