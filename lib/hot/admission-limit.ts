@@ -3,10 +3,11 @@
  * serves at once (docs/hot-server.md#adaptive-admission). Fixed, it is HOT_MAX_IN_FLIGHT; adaptive,
  * it follows the measured service time of the admitted requests themselves, gradient-style (after
  * Netflix's concurrency-limits Gradient2 and Vegas limits). Per window (≥ `windowMs`,
- * ≥ `minSamples` samples) it compares the window's mean service time with a target:
+ * ≥ `minSamples` samples) it compares the window's p90 service time (`quantile`; the mean hid the
+ * tail a client sees) with a target:
  *
  *   target    = max(tolerance · reference, floorMs)
- *   reference = the service time of the load served in full: an average of the uncongested
+ *   reference = the p90 of the load served in full: an average of the uncongested
  *               windows that refused nothing (down fast, up slowly over ~16 windows)
  *   rtt ≤ target:  limit ← max(limit + 1, limit · (1 + smoothing · (min(2, target / rtt) − 1)))
  *                  only if something was refused (more is offered than admitted)
@@ -14,11 +15,14 @@
  *                  inUse = min(limit, the window's peak in flight); two such windows in a row
  *
  * These keep it from shedding a load the box serves well:
- *  - `floorMs`: a window whose mean is under a couple of milliseconds is never congestion
- *    (nobody is hurt by 0.3 → 1.5 ms, and on a busy host such a window is mostly noise);
+ *  - `floorMs`: a window whose p90 is under a couple of milliseconds is never congestion
+ *    (nobody is hurt by 0.3 → 2 ms, and on a busy host such a window is mostly noise);
  *  - batching is not congestion: when the service time rose by r over the reference but the
  *    throughput rose by at least r too (several requests answered per turn — more in flight
  *    bought proportionally more work), the window becomes the reference;
+ *  - a slower window while the throughput of the last windows is well above the usual (> 1.25×) is
+ *    a load stepping up that the process is absorbing (connections opening, turns filling): below
+ *    the knee by definition, so the limit holds until the usual rate has caught up;
  *  - a slower window is congestion only while the process serves about what it usually serves
  *    (≥ 70 % of a smoothed recent throughput): its own queue. Slower while serving much less is
  *    a neighbour taking the CPU (or a stall holding every request at once) — shedding would only
@@ -50,10 +54,27 @@ export interface AdmissionLimitOptions {
   minSamples?: number;
   /** Service time up to this multiple of the reference counts as uncongested; default 1.25. */
   tolerance?: number;
-  /** A window's mean service time under this is never congestion, ms; default 1.5. */
+  /** A window's service time (the statistic) under this is never congestion, ms; default 2. */
   floorMs?: number;
   /** Share of a computed decrease applied per window; default 0.5. */
   smoothing?: number;
+  /**
+   * The window statistic the limit controls: this quantile of the window's service times (default
+   * 0.9, read from a fixed log-scale histogram, ±6 %), or the mean when 0.
+   */
+  quantile?: number;
+}
+
+/** Histogram buckets: bucket i holds service times up to BUCKET_BASE_MS · BUCKET_RATIO^i (0.02 ms … ~8 s). */
+const BUCKETS = 128;
+const BUCKET_BASE_MS = 0.02;
+const BUCKET_RATIO = 1.11;
+const LOG_RATIO = Math.log(BUCKET_RATIO);
+
+function bucketOf(ms: number): number {
+  if (ms <= BUCKET_BASE_MS) return 0;
+  const i = Math.ceil(Math.log(ms / BUCKET_BASE_MS) / LOG_RATIO);
+  return i < BUCKETS ? i : BUCKETS - 1;
 }
 
 /** What the console and the waiting room read (one process). */
@@ -65,7 +86,7 @@ export interface AdmissionSnapshot {
   inFlight: number;
   /** Mean service time of the admitted requests in the last window, ms (0 before the first). */
   rttMs: number;
-  /** The baseline: the fastest window seen, or one that batching moved up (ms, 0 before the first). */
+  /** The reference the target follows: the p90 (the statistic) of the load served in full (ms, 0 before the first). */
   baselineMs: number;
   /** Admitted requests completed per second in the last window. */
   admittedPerSecond: number;
@@ -90,6 +111,9 @@ export class AdmissionLimit {
   private readonly tolerance: number;
   private readonly floorMs: number;
   private readonly smoothing: number;
+  private readonly quantile: number;
+  /** The current window's service times, by bucket (adaptive with a quantile only). */
+  private readonly histogram: Uint32Array;
   // The current window, in plain numbers.
   private windowStart = -1;
   private count = 0;
@@ -101,6 +125,7 @@ export class AdmissionLimit {
   /** Throughput (per second) of the window that set the baseline. */
   private baselinePerSecond = 0;
   private usualPerSecond = 0;
+  private recentPerSecond = 0;
   /** Congested windows in a row. */
   private congested = 0;
   private lastRttMs = 0;
@@ -117,8 +142,10 @@ export class AdmissionLimit {
     this.windowMs = o.windowMs ?? 100;
     this.minSamples = Math.max(1, o.minSamples ?? 16);
     this.tolerance = o.tolerance ?? 1.25;
-    this.floorMs = o.floorMs ?? 1.5;
+    this.floorMs = o.floorMs ?? 2;
     this.smoothing = o.smoothing ?? 0.5;
+    this.quantile = o.quantile ?? 0.9;
+    this.histogram = new Uint32Array(this.adaptive && this.quantile > 0 ? BUCKETS : 0);
   }
 
   /** Takes a slot if one is free. */
@@ -141,15 +168,28 @@ export class AdmissionLimit {
     if (!this.adaptive || serviceMs < 0) return;
     this.count++;
     this.sumMs += serviceMs;
+    if (this.quantile > 0) this.histogram[bucketOf(serviceMs)]!++;
     if (this.windowStart < 0) this.windowStart = now;
     else if (now - this.windowStart >= this.windowMs && this.count >= this.minSamples) this.update(now);
   }
 
+  /** The window's `quantile` service time (the upper edge of its histogram bucket), or its mean; clears the histogram. */
+  private windowStatistic(): number {
+    if (this.quantile <= 0) return this.sumMs / this.count;
+    const h = this.histogram;
+    const rank = Math.ceil(this.quantile * this.count);
+    let seen = 0;
+    let i = 0;
+    while (i < BUCKETS - 1 && (seen += h[i]!) < rank) i++;
+    h.fill(0);
+    return BUCKET_BASE_MS * BUCKET_RATIO ** i;
+  }
+
   private update(now: number): void {
-    const rtt = this.sumMs / this.count;
+    const rtt = this.windowStatistic();
     const perSecond = (this.count * 1000) / (now - this.windowStart);
     this.lastPerSecond = perSecond;
-    this.lastRttMs = rtt;
+    this.lastRttMs = this.sumMs / this.count;
     this.lastPeak = this.peak;
     this.lastRefused = this.refused;
     if (!Number.isFinite(this.baselineMs)) {
@@ -171,9 +211,21 @@ export class AdmissionLimit {
     const usual = this.usualPerSecond;
     this.usualPerSecond = usual === 0 ? perSecond : usual + (perSecond - usual) / 8;
     let next: number;
-    if (rtt > target && perSecond < 0.7 * usual) {
+    // The last two or three windows' throughput (one window alone swings with how its end fell).
+    const recent = this.recentPerSecond;
+    this.recentPerSecond = recent === 0 ? perSecond : (recent + perSecond) / 2;
+    if (rtt > target && usual > 0 && this.recentPerSecond > 1.25 * usual) {
+      // Slower, but serving clearly more than it usually does: the offered load just stepped up and
+      // the process is absorbing it (connections opening, turns filling). Below the knee by
+      // definition — the knee is where more in flight stops buying more work. Hold until the usual
+      // rate has caught up; if the time is still over the target then, that is congestion.
+      this.congested = 0;
+      next = L;
+    } else if (rtt > target && perSecond < 0.7 * usual) {
       // Slower, but serving less than it can: not its own queue. A neighbour took the CPU (or a
-      // stall held every request at once); shedding would only serve less. Hold.
+      // stall held every request at once); shedding would only serve less. Hold, and start the
+      // count of slow windows again: a neighbour's window between two slow ones breaks the run.
+      this.congested = 0;
       next = L;
     } else if (rtt <= target) {
       this.congested = 0;
