@@ -1,21 +1,29 @@
 /**
  * Adaptive admission on the real grab (docs/hot-server.md#adaptive-admission): the product's web
  * server (workers/web-server.ts, one process, hot routes only so no build is needed) with
- * HOT_ADMISSION=adaptive, then with the fixed limit, each taking the same offered load: one
- * client alone, then C closed-loop clients, then 3C. Every request is a real grab of a real
- * voucher — Bearer session, the grab script in Redis — by users who already hold a unit (recorded
- * by the grab script itself), so each is answered 409 ALREADY_BOUGHT after its round trip and the
- * load stays the same from the first second to the last (an accepted grab would use up users and
- * stock). A shed client (503) retries 10 ms later, as the bench's clients retry after Retry-After.
- * Adaptive: the p90 of the answered grabs at 3C stays within 1.5× of that at C and the excess is
- * shed; fixed: nothing shed, the p90 grows with the load (more than 2×).
+ * HOT_ADMISSION=adaptive, then with the fixed limit, each taking the same offered load. Every
+ * request is a real grab of a real voucher — Bearer session, the grab script in Redis — by users
+ * who already hold a unit (recorded by the grab script itself), so each is answered 409
+ * ALREADY_BOUGHT after its round trip and the load stays the same from the first second to the
+ * last (an accepted grab would use up users and stock).
  *
- * Opt-in (HOT_ADMISSION_PROOF=1), not part of npm test: it has not passed on the 2-core box shared
- * with other sessions. The limiter redesigned on 2026-11-25 no longer sheds at C and grows its
- * p90 less than fixed (×1.72 against ×2.6 in the last run), but not within the bounds (1.5×, and
- * 0.6× fixed's), and on a quiet box C = 12 is not past the grab path's knee (fixed serves more at
- * 3C), so flat latency there costs throughput (docs/hot-server.md#adaptive-admission). It prints
- * its figures either way.
+ * C is measured, not assumed: closed-loop clients stepped 4, 8, … 64 on the fixed server until
+ * the throughput grows ≤ 10 % over the step before (the knee), then C = twice that (at most 64;
+ * 3C stays under WEB_MAX_CONNECTIONS_PER_CLIENT). At 12 fixed clients, the old C, the box still
+ * served more at 36 on a quiet day, so "flat and below fixed" asked adaptive to refuse work the
+ * box could do. Phases, adaptive then fixed each time: one client alone, C/2, C, 3C.
+ * A shed client waits what the 503's Retry-After says (1 s, jittered): a shed costs the process
+ * nearly what a grab costs, and clients retrying 10 ms later keep the excess in the box.
+ *
+ * Bounds (ours; the issue asks flat latency as the offered load triples past the knee, the excess
+ * shed, what the box can serve still served):
+ *  - adaptive: nothing shed alone nor at C/2 (a load the box serves); at 3C something shed, p90
+ *    < 1.5× its p90 at C and < 0.6× fixed's at 3C, answered/s > 0.8× fixed's at 3C;
+ *  - fixed: nothing shed, p90 at 3C > 2× at C — the check that C really was past the knee.
+ *
+ * Opt-in (HOT_ADMISSION_PROOF=1), not part of npm test: it has not passed 3 runs in a row on the
+ * 2-core box shared with other sessions (docs/hot-server.md#adaptive-admission has every run's
+ * figures). It prints its figures either way (`adaptive admission figures: …`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
@@ -27,8 +35,8 @@ import { closedLoopGrabs, type ClosedLoopResult } from '@/e2e/support/closed-loo
 import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 
 const USERS = 200;
-/** Closed-loop clients at 1×: past the knee of one web process on this box (its throughput no longer grows). */
-const C = 12;
+/** Closed-loop client counts tried, in order, to find the knee (3 × the last stays under WEB_MAX_CONNECTIONS_PER_CLIENT). */
+const KNEE_STEPS = [4, 8, 16, 32, 64];
 
 let voucherId = '';
 let tokens: string[] = [];
@@ -67,7 +75,30 @@ async function startWeb(admission: 'adaptive' | 'fixed'): Promise<{ port: number
   return { port, stop };
 }
 
-const phase = (port: number, clients: number, ms: number) => closedLoopGrabs({ port, path: `/api/seckill/${voucherId}`, tokens, clients, ms, okStatus: 409 });
+const phase = (port: number, clients: number, ms: number) =>
+  closedLoopGrabs({ port, path: `/api/seckill/${voucherId}`, tokens, clients, ms, okStatus: 409, shedDelay: 'retry-after' });
+
+/**
+ * The knee of the grab path on this box now: the client count at which the fixed server's
+ * throughput stopped growing by more than 10 % over the step before (the last step if it never
+ * did). Each step is measured twice and the better one counts (again, up to twice more, after a
+ * fall below ¾ of the step before): a neighbour's burst on this shared machine only ever lowers a
+ * measured throughput, and one low sample would pass for the knee.
+ */
+async function findKnee(port: number): Promise<{ C: number; steps: Record<number, number> }> {
+  const steps: Record<number, number> = {};
+  let last = 0;
+  for (const n of KNEE_STEPS) {
+    let best = Math.max((await phase(port, n, 1500)).perSecond, (await phase(port, n, 1500)).perSecond);
+    // Twice the clients serving less than three quarters of what half of them did is a neighbour
+    // holding the CPU, not a knee (past the knee the throughput stays flat): measure again.
+    for (let again = 0; again < 2 && best < 0.75 * last; again++) best = Math.max(best, (await phase(port, n, 1500)).perSecond);
+    steps[n] = best;
+    if (last > 0 && best <= 1.1 * last) return { C: n, steps };
+    last = best;
+  }
+  return { C: KNEE_STEPS.at(-1)!, steps };
+}
 
 /**
  * Both servers run side by side and take each phase one after the other (adaptive, then fixed), so
@@ -76,9 +107,16 @@ const phase = (port: number, clients: number, ms: number) => closedLoopGrabs({ p
 async function runBoth() {
   const [a, f] = await Promise.all([startWeb('adaptive'), startWeb('fixed')]);
   try {
+    // Warm both (JIT, connections, the limiter's first windows): a cold server's throughput would
+    // make the knee look earlier than it is.
+    for (const n of [1, 16]) for (const s of [a, f]) await phase(s.port, n, 2000);
+    const knee = await findKnee(f.port);
+    // C: one doubling past the knee (the throughput there still creeps up a few per cent a step as
+    // turns fill, and a step measured in a neighbour's lull can look like the knee), at most the last step.
+    const C = Math.min(2 * knee.C, KNEE_STEPS.at(-1)!);
     const steps = [
-      ['warm', 1, 1500],
       ['alone', 1, 1500],
+      ['half', Math.max(1, C / 2), 3000],
       ['once', C, 4000],
       ['tripled', 3 * C, 4000],
     ] as const;
@@ -88,7 +126,7 @@ async function runBoth() {
       adaptive[name] = await phase(a.port, clients, ms);
       fixed[name] = await phase(f.port, clients, ms);
     }
-    return { adaptive, fixed };
+    return { knee: { ...knee, C }, kneeAt: knee.C, adaptive, fixed };
   } finally {
     await Promise.all([a.stop(), f.stop()]);
   }
@@ -109,20 +147,22 @@ describe.skipIf(!process.env.HOT_ADMISSION_PROOF)('adaptive admission on the rea
   });
 
   it('offered load tripled: adaptive keeps the grab p90 flat and sheds the excess; the fixed limit lets it grow', async () => {
-    const { adaptive: a, fixed: f } = await runBoth();
-    const seen = JSON.stringify({ adaptive: a, fixed: f }); // in the failure message
+    const { knee, kneeAt, adaptive: a, fixed: f } = await runBoth();
+    const seen = JSON.stringify({ C: knee.C, kneeAt, kneeSteps: knee.steps, adaptive: a, fixed: f }); // in the failure message
     console.log(`adaptive admission figures: ${seen}`); // the figures docs/hot-server.md records
     for (const r of [...Object.values(a), ...Object.values(f)]) expect(r.other, `every grab is answered 409 ALREADY_BOUGHT or shed with 503: ${seen}`).toEqual({});
-    const adaptive = { alone: a.alone!, once: a.once!, tripled: a.tripled! };
+    const adaptive = { alone: a.alone!, half: a.half!, once: a.once!, tripled: a.tripled! };
     const fixed = { once: f.once!, tripled: f.tripled! };
 
     expect(adaptive.alone.shed, seen).toBe(0);
+    expect(adaptive.half.shed, seen).toBe(0);
     expect(adaptive.tripled.answered, seen).toBeGreaterThan(200);
     expect(adaptive.tripled.shed, seen).toBeGreaterThan(0);
     expect(adaptive.tripled.p90, seen).toBeLessThan(1.5 * adaptive.once.p90);
     expect(adaptive.tripled.p90, seen).toBeLessThan(0.6 * fixed.tripled.p90);
+    expect(adaptive.tripled.perSecond, seen).toBeGreaterThan(0.8 * fixed.tripled.perSecond);
 
     expect(fixed.once.shed + fixed.tripled.shed, seen).toBe(0);
     expect(fixed.tripled.p90, seen).toBeGreaterThan(2 * fixed.once.p90);
-  }, 240_000);
+  }, 300_000);
 });
