@@ -223,13 +223,24 @@ function compact(w: Watch): void {
 /** The start's shuffle gave the pre-start tickets new places: read them for the looks parked before it. */
 async function placesAfterShuffle(w: Watch): Promise<void> {
   const stale = w.beforeShuffle.filter((p) => !p.done);
-  w.beforeShuffle = [];
-  if (stale.length === 0) return;
-  const scores = await w.redis.zmscore(keys.roomQueue(w.voucherId), ...stale.map((p) => p.userId));
+  if (stale.length === 0) {
+    w.beforeShuffle = [];
+    return;
+  }
+  // Kept until the read succeeds: a Redis error leaves them for the next tick, not placeless.
+  const scores: (string | null)[] = [];
+  for (let i = 0; i < stale.length; i += 5000) scores.push(...(await w.redis.zmscore(keys.roomQueue(w.voucherId), ...stale.slice(i, i + 5000).map((p) => p.userId))));
+  // (Looks parked during the read, from a look made just before the shuffle, wait for the next tick.)
+  const read = new Set(stale);
+  w.beforeShuffle = w.beforeShuffle.filter((p) => !read.has(p) && !p.done);
   stale.forEach((p, i) => {
     const s = scores[i];
-    if (s !== null && s !== undefined) p.position = Number(s);
     p.beforeShuffle = false;
-    if (!p.done) w.byPosition.push(p);
+    // No place any more (Redis forgot it): heard as none, join again.
+    if (s === null || s === undefined) answer(w, p, viewOf(w.voucherId, p.userId, null, w.snap, false));
+    else if (!p.done) {
+      p.position = Number(s);
+      w.byPosition.push(p);
+    }
   });
 }
