@@ -6,7 +6,7 @@
  * session token is the user's; grab once, retry a 503 after Retry-After with jitter, like a client).
  * `room`: the waiting room as its page walks it (join → look again at the page's interval → when
  * admitted, the bot gate's challenge → solve → grab token → grab with it), marking 'ticket' when
- * its first answer is a ticket with a position.
+ * its first answer is a ticket with a position ('soldoutFirst' when it is 已抢光 instead).
  */
 import { createHash } from 'node:crypto';
 import type { UserResponse } from './user-client';
@@ -145,6 +145,8 @@ export const flows: Record<string, UserFlow> = {
       if (first) {
         first = false;
         if (look && look.ticket && typeof look.position === 'number' && look.position > 0) ctx.mark('ticket');
+        // Arrived after the last unit went: the one answer is final (no ticket for nothing).
+        else if (look && look.state === 'soldout') ctx.mark('soldoutFirst');
       }
       if (!look) {
         const end = await retryOrFinal(r);

@@ -276,12 +276,32 @@ export function winOrder(winners: { position: number; wonMs: number }[], reached
   return { winners: n, reached: reachedPositions.length, pairs, inversions, inversionShare: pairs ? inversions / pairs : 0, tau: pairs ? 1 - (2 * inversions) / pairs : 1, outOfPlace };
 }
 
-/** The room's figures from a spike's records: first answers that were tickets, and win order against ticket order. */
-export function roomFigures(records: UserRecord[]): { firstTicket: number; order: WinOrder } {
+export interface RoomFigures {
+  /** Users whose first answer was a ticket with a place. */
+  firstTicket: number;
+  /** Users whose first answer was 已抢光 (they arrived after the last unit went). */
+  firstSoldOut: number;
+  /**
+   * Of those, how many heard it before the last winner had even been given a grab token (ms since
+   * the spike's start): a sold-out told too early. Must be 0.
+   */
+  soldOutTooEarly: number;
+  order: WinOrder;
+}
+
+/** The room's figures from a spike's records: what the first answers were, and win order against ticket order. */
+export function roomFigures(records: UserRecord[]): RoomFigures {
   const firstTicket = records.filter((r) => r.marks.ticket !== undefined).length;
   const won = records.filter((r) => r.status === 200 && !r.code && r.position !== undefined && Number.isFinite(r.finalMs));
   const reached = records.filter((r) => r.grabbed && r.position !== undefined).map((r) => r.position!);
-  return { firstTicket, order: winOrder(won.map((r) => ({ position: r.position!, wonMs: r.finalMs })), reached) };
+  const lastToken = Math.max(-Infinity, ...won.map((r) => r.marks.token ?? -Infinity));
+  const soldOutFirst = records.filter((r) => r.marks.soldoutFirst !== undefined);
+  return {
+    firstTicket,
+    firstSoldOut: soldOutFirst.length,
+    soldOutTooEarly: soldOutFirst.filter((r) => r.marks.soldoutFirst! < lastToken).length,
+    order: winOrder(won.map((r) => ({ position: r.position!, wonMs: r.finalMs })), reached),
+  };
 }
 
 const r2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : n);

@@ -168,8 +168,22 @@ describe('win order against ticket order (winOrder)', () => {
       rec(1, { marks: { ticket: 1 }, position: 1, grabbed: true }),
       rec(2, { marks: { ticket: 1 }, position: 3, code: 'SOLD_OUT' }),
       rec(3, { position: 4, grabbed: true, status: 410, code: 'SOLD_OUT' }),
+      rec(4, { marks: { soldoutFirst: 500 }, code: 'SOLD_OUT' }),
     ]);
     expect(f.firstTicket).toBe(3);
+    expect(f.firstSoldOut).toBe(1);
+    expect(f.soldOutTooEarly).toBe(0);
     expect(f.order).toMatchObject({ winners: 2, reached: 3, inversions: 1, outOfPlace: 0 });
+  });
+
+  it('roomFigures: a first 已抢光 before the last winner had their grab token is too early', () => {
+    const rec = (index: number, o: Partial<UserRecord>): UserRecord => ({ index, dueMs: 0, startMs: 0, connectedMs: 0, firstMs: 0, finalMs: 100 + index, status: 200, requests: 1, errors: 0, marks: {}, ...o });
+    const f = roomFigures([
+      rec(0, { marks: { ticket: 1, token: 50 }, position: 1, grabbed: true }),
+      rec(1, { marks: { ticket: 2, token: 90 }, position: 2, grabbed: true }),
+      rec(2, { marks: { soldoutFirst: 80 }, code: 'SOLD_OUT' }),
+      rec(3, { marks: { soldoutFirst: 95 }, code: 'SOLD_OUT' }),
+    ]);
+    expect(f).toMatchObject({ firstTicket: 2, firstSoldOut: 2, soldOutTooEarly: 1 });
   });
 });

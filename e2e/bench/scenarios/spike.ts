@@ -21,7 +21,8 @@
  * start falls --room-start seconds into the window (half of it by default), so the tickets of
  * users arriving before it are shuffled and later ones queue FIFO. The bare server takes the same
  * spike with the plain grab flow (it cannot run a room). The run also checks that every user's
- * first answer was a ticket with a place, and reports win order against ticket order
+ * first answer was a ticket with a place, or 已抢光 for one who arrived after the last unit went
+ * (never before the last winner had their grab token), and reports win order against ticket order
  * (e2e/bench/spike.ts winOrder). ROOM_ADMIT_PER_SECOND / ROOM_ADMIT_MAX_PER_SECOND reach the web
  * server from the env.
  */
@@ -156,7 +157,7 @@ export const scenario: Scenario = {
       const startS = (Number((await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', voucherId).executeTakeFirst())?.begin_time?.getTime?.() ?? NaN) - appRun.t0) / 1000;
       summary.push(
         `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'} · ` +
-          `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users} · ` +
+          `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users}, 已抢光 (arrived after the last unit went): ${rf.firstSoldOut}, of them before the last winner's grab token: ${rf.soldOutTooEarly} · ` +
           `win order: ${rf.order.winners} winners of ${rf.order.reached} who posted a grab, ${rf.order.outOfPlace} not among the first ${rf.order.winners} places of those, ` +
           `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)}`,
       );
@@ -171,7 +172,8 @@ export const scenario: Scenario = {
       ...sale.violations,
       ...problems('the app', app),
       ...problems('the bare server', bare),
-      ...(rf && rf.firstTicket !== users ? [`the app: ${users - rf.firstTicket} users' first answer was not a ticket`] : []),
+      ...(rf && rf.firstTicket + rf.firstSoldOut !== users ? [`the app: ${users - rf.firstTicket - rf.firstSoldOut} users' first answer was neither a ticket nor 已抢光`] : []),
+      ...(rf && rf.soldOutTooEarly ? [`the app: ${rf.soldOutTooEarly} users heard 已抢光 before the last winner had a grab token`] : []),
     ];
     return {
       line: {
@@ -181,7 +183,7 @@ export const scenario: Scenario = {
         last_answer_s: round(app.lastAnswerS, 2), wait_p50_s: round(app.waitP50S, 2), wait_p99_s: round(app.waitP99S, 2),
         bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
         client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2),
-        ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3) } : {}),
+        ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, first_soldout: rf.firstSoldOut, soldout_too_early: rf.soldOutTooEarly, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3) } : {}),
         orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
       },
       rps: app.requests / app.lastAnswerS,

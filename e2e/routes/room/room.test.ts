@@ -32,6 +32,7 @@ import { shuffledIds } from '@/lib/seckill/room/room';
 import { issueGrabToken } from '@/lib/seckill/room/tokens';
 import { newChallenge, spendSolution } from '@/lib/seckill/room/pow';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
+import { addSeckillStock } from '@/lib/seckill/preheat';
 import { readSeckillState } from '@/lib/seckill/state';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { createConsoleFixture, seckillBody } from '@/e2e/support/fixtures/admin';
@@ -412,7 +413,8 @@ describe('sold out', () => {
     const [a, b] = users;
     const pa = await throughRoom(a!, voucherId);
     const pb = await throughRoom(b!, voucherId);
-    for (const u of users.slice(2)) await join(u, voucherId);
+    const tickets: string[] = [];
+    for (const u of users.slice(2)) tickets.push((await join(u, voucherId)).json.data.ticket);
     expect((await grab(a!, voucherId, pa.token)).status).toBe(200);
     expect((await grab(b!, voucherId, pb.token)).status).toBe(200);
     // Once the process knows the sale is sold out, that is every grab's answer, token or not: the
@@ -426,10 +428,37 @@ describe('sold out', () => {
     const looks = await Promise.all(users.slice(2).map((u) => look(u, voucherId)));
     for (const l of looks) expect(l.json.data.state).toBe('soldout');
     const late = users[29]!;
-    const r = await pass(late, voucherId, { ticket: looks[27]!.json.data.ticket, altcha: await solve(late, voucherId) });
+    const r = await pass(late, voucherId, { ticket: tickets[27]!, altcha: await solve(late, voucherId) });
     expect(r.json.error.code).toBe('SOLD_OUT');
     await drained(voucherId, 2);
     await assertInvariants(voucherId, { drained: true });
+  });
+
+  it('a visitor who arrives after the last unit went hears 已抢光 at once from memory, with no ticket; a unit added back reopens the room', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
+    const [a, b, c, d] = await createTestUsers(db, redis, 4);
+    const pa = await throughRoom(a!, voucherId);
+    expect((await grab(a!, voucherId, pa.token)).status).toBe(200);
+    // The first look after the last unit: Redis answers (stock 0) and the process remembers it.
+    expect((await join(b!, voucherId)).json.data.state).toBe('soldout');
+    const issued = Number(await redis.hget(keys.roomState(voucherId), 'seq'));
+    // Every later visitor: 已抢光, no place, no ticket, nothing issued in Redis, on a join, a look and a long poll.
+    const late = await join(c!, voucherId);
+    expect(late.status).toBe(200);
+    expect(late.json.data).toMatchObject({ state: 'soldout', position: null, ticket: null });
+    expect((await look(c!, voucherId)).json.data.state).toBe('soldout');
+    const t0 = Date.now();
+    const parked = await callRoute(lookRoute, { method: 'GET', token: c!.token, params: { voucherId }, query: { wait: '5000' } });
+    expect(parked.json.data.state).toBe('soldout');
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(Number(await redis.hget(keys.roomState(voucherId), 'seq'))).toBe(issued);
+    // The token route too: 已抢光 before any proof of work is looked at.
+    expect((await pass(a!, voucherId, { ticket: pa.ticket })).json.error.code).toBe('SOLD_OUT');
+    // A unit back (the merchant adds one): every process forgets the sold-out (seckill:changed), and the next visitor gets a place.
+    await addSeckillStock(db, redis, voucherId, 1);
+    await waitFor('a place again', async () => (await join(d!, voucherId)).json.data.position !== null, 5000, 50);
+    expect(Number(await redis.hget(keys.roomState(voucherId), 'seq'))).toBeGreaterThan(issued);
+    await drained(voucherId, 1);
   });
 });
 

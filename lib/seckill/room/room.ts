@@ -16,6 +16,7 @@ import { processAdmission } from '@/lib/hot/admission-limit';
 import { drawWinners, newSeed } from '@/lib/seckill/reservation/draw';
 import { preheatIfOnSale } from '@/lib/seckill/grab';
 import { refusalMemoryOf } from '@/lib/seckill/refusal-memory';
+import { BoundedMemory } from '@/lib/bounded-memory';
 import { signTicket } from '@/lib/seckill/room/tokens';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
 
@@ -78,12 +79,21 @@ export interface RoomSnapshot {
 }
 
 /**
+ * The last snapshot this process saw of each room sale (only sales a look answered for enter, at
+ * most until the sale's end, a minute at most, 10 000 sales at most): the frame of a sold-out answer
+ * from memory.
+ */
+const lastSnapshots = new BoundedMemory<RoomSnapshot>(60_000, 10_000);
+
+/**
  * One look (and a join when `join`) in Redis: the room's state and this user's position (null: no
  * ticket). An empty `userId` looks at the room alone (the long poll's watcher, park.ts). Shuffles
  * the pre-start tickets first when the sale has just started; refusals as AppErrors.
  */
 export async function lookUp(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<{ position: number | null; snap: RoomSnapshot }> {
   const rate = admissionRate();
+  const refusals = refusalMemoryOf(redis);
+  const mark = refusals?.mark() ?? 0;
   let r = await runLook(redis, voucherId, userId, join, rate);
   if (r[0] === 1 && (await preheatIfOnSale(db, redis, voucherId))) r = await runLook(redis, voucherId, userId, join, rate);
   if (r[0] === 5) {
@@ -107,7 +117,24 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
   const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now()] = r;
   roomMetrics.observe(voucherId, issued, served);
   if (join && pos === issued && issued > 0) roomMetrics.joined();
-  return { position: typeof pos === 'number' ? pos : null, snap: { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate } };
+  const snap = { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate };
+  lastSnapshots.set(voucherId, snap, end);
+  // No stock left: what the grab script would answer, so the grab route and the next looks here
+  // hear it from memory (a returned unit or an add-stock invalidates it, as for the grab's own).
+  if (stock <= 0) refusals?.record(voucherId, 'SOLD_OUT', mark, end);
+  return { position: typeof pos === 'number' ? pos : null, snap };
+}
+
+/**
+ * 已抢光 without Redis when this process knows the sale is sold out (its refusal memory, which the
+ * grab script's answers, the looks above and every invalidation keep honest): in a spike almost
+ * every visitor arrives after the last unit went, and their one answer is final. No ticket is
+ * issued then: a place in a queue for nothing helps nobody (docs/fair-sale.md#sold-out).
+ */
+export function soldOutFromMemory(redis: RedisClient, voucherId: string, userId: string): RoomView | null {
+  if (refusalMemoryOf(redis)?.lookup(voucherId) !== 'SOLD_OUT') return null;
+  const snap = lastSnapshots.get(voucherId);
+  return snap ? viewOf(voucherId, userId, null, snap, true) : null;
 }
 
 /** Sold out: no stock at the look, or this process already knows it (the grab taught it). */
@@ -128,10 +155,20 @@ export function viewOf(voucherId: string, userId: string, position: number | nul
   return { ...base, state: 'waiting', ahead, estimateMs: Math.round(untilStart + ((ahead + 1) * 1000) / snap.rate) };
 }
 
+/**
+ * A look at the room (and a join when `join`): where this user stands now, with the snapshot it was
+ * read from (none when the answer came from memory: sold out).
+ */
+export async function lookRoomWithSnapshot(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<{ view: RoomView; snap: RoomSnapshot | null }> {
+  const known = soldOutFromMemory(redis, voucherId, userId);
+  if (known) return { view: known, snap: null };
+  const { position, snap } = await lookUp(db, redis, voucherId, userId, join);
+  return { view: viewOf(voucherId, userId, position, snap, soldOutAt(redis, voucherId, snap)), snap };
+}
+
 /** A look at the room (and a join when `join`): where this user stands now. */
 export async function lookRoom(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<RoomView> {
-  const { position, snap } = await lookUp(db, redis, voucherId, userId, join);
-  return viewOf(voucherId, userId, position, snap, soldOutAt(redis, voucherId, snap));
+  return (await lookRoomWithSnapshot(db, redis, voucherId, userId, join)).view;
 }
 
 // Looks of one process arriving together at the start share one shuffle.

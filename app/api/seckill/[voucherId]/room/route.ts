@@ -4,7 +4,7 @@ import { expectNoBody, parseId, parseQuery } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { consume } from '@/lib/rate-limit';
-import { lookRoom, lookUp, soldOutAt, viewOf } from '@/lib/seckill/room/room';
+import { lookRoom, lookRoomWithSnapshot } from '@/lib/seckill/room/room';
 import { park } from '@/lib/seckill/room/park';
 
 const lookQuery = z.object({
@@ -23,9 +23,8 @@ export const GET = route({ auth: 'user' }, async ({ req, params, user, admission
   const voucherId = parseId(params.voucherId, '优惠券 id');
   const { wait } = parseQuery(req, lookQuery);
   await consume('roomUser', user.id);
-  if (wait === 0) return lookRoom(db, redis, voucherId, user.id, false);
-  const { position, snap } = await lookUp(db, redis, voucherId, user.id, false);
-  const view = viewOf(voucherId, user.id, position, snap, soldOutAt(redis, voucherId, snap));
+  const { view, snap } = await lookRoomWithSnapshot(db, redis, voucherId, user.id, false);
+  if (wait === 0 || snap === null) return view;
   const out = park(db, redis, voucherId, user.id, view, snap, wait);
   // Parked: waiting on the room's clock, not on the box's work.
   if (out instanceof Promise) admission?.detach();
