@@ -57,7 +57,10 @@ async function start(o: Partial<HotServerOptions>): Promise<number> {
     ...o,
   });
   servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  // The production server's backlog (workers/web-server.ts), not node's 511: 2 400 connections
+  // opened while a loaded CI host is slow to accept must not overflow the accept queue (a reset there
+  // is the kernel's, not the server's).
+  await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
   return (server.address() as AddressInfo).port;
 }
 
