@@ -11,6 +11,9 @@ import { chromium, defineConfig, devices } from '@playwright/test';
 const port = Number(process.env.E2E_PORT ?? 3100);
 // The waiting room admits 3 tickets a second in the browser e2e, so e2e/room.spec.ts sees its place move.
 process.env.ROOM_ADMIT_MAX_PER_SECOND ??= '3';
+// The 9 people the room specs put ahead of the browser's user never buy: each admitted one holds
+// the sale's one unit for a second (not the product's 20), then it moves on to the next place.
+process.env.ROOM_HOLD_MS ??= '1000';
 const bundled = (() => {
   try {
     return chromium.executablePath();

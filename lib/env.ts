@@ -178,6 +178,13 @@ const schema = z.object({
   /** A ceiling on that rate (0 = none): e.g. what the order worker drains, or a slow room for the browser e2e. */
   ROOM_ADMIT_MAX_PER_SECOND: int(0),
   /**
+   * An admitted ticket holds a unit this long, ms: the counter admits no more tickets than there
+   * are units for, and a unit whose holder has not bought within it goes to the next ticket
+   * (docs/fair-sale.md#an-admitted-ticket-holds-a-unit). 0 = no hold: the counter admits at its rate
+   * whatever the stock, and the admitted race for the units.
+   */
+  ROOM_HOLD_MS: int(20_000),
+  /**
    * An ordinary sale's room opens by itself when one web process sheds this many of its grabs
    * (admission limit full: 503) within a second; 0 = never (docs/fair-sale.md#opening-by-itself).
    */

@@ -6,11 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-// A slow serving counter (tickets per second) so a test sees positions move; refusal memory on.
+// A slow serving counter (tickets per second) so a test sees positions move; a 4 s hold so a test
+// sees one lapse (the sales that admit more people than that have stock for them); refusal memory on.
+const HOLD_MS = 4000;
 const saved = vi.hoisted(() => {
-  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, user: process.env.SECKILL_USER_PER_SECOND };
+  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, user: process.env.SECKILL_USER_PER_SECOND, hold: process.env.ROOM_HOLD_MS };
   process.env.ROOM_ADMIT_PER_SECOND = '20';
   process.env.SECKILL_USER_PER_SECOND = '100';
+  process.env.ROOM_HOLD_MS = '4000';
   return s;
 });
 
@@ -53,7 +56,7 @@ afterAll(async () => {
   await worker.stop();
   await waitOutShortLivedKeys(redis);
   await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['SECKILL_USER_PER_SECOND', saved.user]] as const) {
+  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['SECKILL_USER_PER_SECOND', saved.user], ['ROOM_HOLD_MS', saved.hold]] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
@@ -177,7 +180,7 @@ describe('the shuffle at the start', () => {
 
 describe('the serving counter', () => {
   it('admits positions over time at the rate (20/s here): the people ahead go down, later tickets wait', async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const voucherId = await createRoomVoucher(db, redis, { stock: 100 });
     const users = await createTestUsers(db, redis, 60);
     for (const u of users) await join(u, voucherId);
     const first = (await look(users[59]!, voucherId)).json.data;
@@ -193,11 +196,44 @@ describe('the serving counter', () => {
   });
 });
 
+describe('an admitted ticket holds a unit', () => {
+  it('the counter admits no more tickets than there are units; a hold that lapses passes its unit to the next ticket, and only to it', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 3 });
+    const users = await createTestUsers(db, redis, 8);
+    // No ticket is admitted before this moment, so no hold can lapse before HOLD_MS after it.
+    const joinedAt = Date.now();
+    for (const u of users) await join(u, voucherId);
+    const states = async () => Promise.all(users.map(async (u) => (await look(u, voucherId)).json.data.state as string));
+    // At 20 a second the rate alone would admit all 8 within half a second.
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await states()).toEqual(['admitted', 'admitted', 'admitted', 'waiting', 'waiting', 'waiting', 'waiting', 'waiting']);
+    // Two of the three buy: the third still holds the last unit, nobody else is admitted.
+    for (const u of users.slice(0, 2)) {
+      const p = await throughRoom(u, voucherId);
+      expect((await grab(u, voucherId, p.token)).status).toBe(200);
+    }
+    const fourth = (await look(users[3]!, voucherId)).json.data;
+    // (Only meaningful while the hold runs: a box so slow that it ran out meanwhile fails here loudly.)
+    expect(Date.now() - joinedAt).toBeLessThan(HOLD_MS);
+    expect(fourth).toMatchObject({ state: 'waiting', ahead: 0, served: 3 });
+    // The third's hold lapses: its unit goes to the fourth, and to nobody after it.
+    await waitFor('the fourth admitted', async () => (await look(users[3]!, voucherId)).json.data.state === 'admitted', 3 * HOLD_MS, 100);
+    expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(HOLD_MS);
+    expect((await states()).slice(2)).toEqual(['admitted', 'admitted', 'waiting', 'waiting', 'waiting', 'waiting']);
+    // Both may still buy; the stock decides: one unit, one winner.
+    const [p3, p4] = await Promise.all([throughRoom(users[2]!, voucherId), throughRoom(users[3]!, voucherId)]);
+    const late = await Promise.all([grab(users[2]!, voucherId, p3.token), grab(users[3]!, voucherId, p4.token)]);
+    expect(late.map((g) => g.status).sort()).toEqual([200, 410]);
+    await drained(voucherId, 3);
+    await assertInvariants(voucherId, { drained: true });
+  });
+});
+
 describe('waiting without polling (?wait=)', () => {
   const waitLook = (u: TestUser, voucherId: string, wait: number | string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait) } });
 
   it('a parked look is answered at its moment, one request each, and the admitted hear it in ticket order', async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const voucherId = await createRoomVoucher(db, redis, { stock: 100 });
     const users = await createTestUsers(db, redis, 30);
     for (const u of users) await join(u, voucherId);
     const started = Date.now();
@@ -237,7 +273,7 @@ describe('waiting without polling (?wait=)', () => {
   });
 
   it('before the start a parked look waits through the shuffle and is answered with its new place, in the new order', async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 5, startsInMs: 1500 });
+    const voucherId = await createRoomVoucher(db, redis, { stock: 100, startsInMs: 1500 });
     const users = await createTestUsers(db, redis, 12);
     for (const u of users) await join(u, voucherId);
     const heard: { userId: string; position: number; state: string }[] = [];
@@ -253,7 +289,7 @@ describe('waiting without polling (?wait=)', () => {
   });
 
   it('on the hot server, parked looks hold none of its in-flight slots, and outlive the request deadline', async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const voucherId = await createRoomVoucher(db, redis, { stock: 100 });
     const users = await createTestUsers(db, redis, 70);
     for (const u of users) await join(u, voucherId);
     const server = createHotServer({
@@ -287,7 +323,7 @@ describe('waiting without polling (?wait=)', () => {
   });
 
   it('when Redis forgets the room (a restart without persistence), every parked look hears its place is gone (none), not a stale admission', async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const voucherId = await createRoomVoucher(db, redis, { stock: 100 });
     const users = await createTestUsers(db, redis, 60);
     for (const u of users) await join(u, voucherId);
     const parked = users.slice(50).map((u) => waitLook(u, voucherId, 10_000));
@@ -301,7 +337,7 @@ describe('waiting without polling (?wait=)', () => {
   });
 
   it('a wait that runs out answers the place as it is then; a second look of the same user answers the first; a bad wait is a 400', async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const voucherId = await createRoomVoucher(db, redis, { stock: 100 });
     const users = await createTestUsers(db, redis, 60);
     for (const u of users) await join(u, voucherId);
     const last = users[59]!;

@@ -59,8 +59,8 @@ function runLook(redis: RedisClient, voucherId: string, userId: string, join: bo
   return runScript<LookReply>(
     redis,
     'seckill-room-look',
-    [keys.seckillMeta(voucherId), keys.roomQueue(voucherId), keys.roomState(voucherId), keys.seckillStock(voucherId)],
-    [userId, join ? '1' : '', env.ROOM_MAX_TICKETS, rate],
+    [keys.seckillMeta(voucherId), keys.roomQueue(voucherId), keys.roomState(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId)],
+    [userId, join ? '1' : '', env.ROOM_MAX_TICKETS, rate, env.ROOM_HOLD_MS],
   );
 }
 

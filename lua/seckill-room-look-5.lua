@@ -11,8 +11,17 @@
                                      served (positions admitted, may be fractional), at (ms of the
                                      last move), seed (set once the pre-start tickets are shuffled)
   KEYS[4]  seckill:{vid}:stock       remaining units
+  KEYS[5]  seckill:{vid}:buyers      users who bought (SCARD: the units won)
   ARGV[1]  user id   ARGV[2] '1' to join if not in the room   ARGV[3] most tickets
   ARGV[4]  admission rate, tickets per second (> 0)
+  ARGV[5]  hold, ms (0: no cap): an admitted ticket holds a unit this long, so the counter admits
+           no more tickets than there are units for (docs/fair-sale.md#an-admitted-ticket-holds-a-unit):
+             served <= stock + max(won, served as it was at least `hold` ago)
+           won = SCARD(buyers) - w0 (w0: buyers when the room first admitted). Every admitted
+           ticket that has not won yet is either still within its hold (then it has a unit: the
+           admitted-not-won are at most the stock) or lapsed (admitted before the checkpoint: its
+           unit may go to the next ticket). Checkpoints of served every hold/4, a ring of 8 fields
+           in the state hash (h0..h7 = 'ms:served', hi = the next slot, hat = when the last was taken).
 
   Returns  {0, position|false, served, issued, stock, begin, end, shuffled(0/1), now}
            {1}  unknown voucher (not preheated)     {2}  not a room sale
@@ -55,22 +64,58 @@ local shuffled = 0
 if pre == 0 or st[5] then
   shuffled = 1
 end
+local stock = tonumber(redis.call('GET', KEYS[4])) or 0
 if now >= begin then
   if shuffled == 0 then
     return {5}
   end
+  local hold = tonumber(ARGV[5]) or 0
   local at = tonumber(st[4]) or begin
   if at < begin then
     at = begin
   end
   if now > at and served < seq then
-    served = math.min(seq, served + (now - at) * tonumber(ARGV[4]) / 1000)
+    local nextServed = math.min(seq, served + (now - at) * tonumber(ARGV[4]) / 1000)
+    if hold > 0 then
+      local w = redis.call('HMGET', KEYS[3], 'w0', 'hi', 'hat')
+      local bought = redis.call('SCARD', KEYS[5])
+      local w0 = tonumber(w[1])
+      if not w0 then
+        w0 = bought
+        redis.call('HSET', KEYS[3], 'w0', w0)
+      end
+      local cap = stock + math.max(0, bought - w0)
+      if nextServed > cap then
+        -- Binding: the lapsed holds (served as it was at least `hold` ago) may raise it.
+        local ring = redis.call('HMGET', KEYS[3], 'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7')
+        local old, oldAt = 0, -1
+        for i = 1, 8 do
+          if ring[i] then
+            local sep = string.find(ring[i], ':', 1, true)
+            local t = tonumber(string.sub(ring[i], 1, sep - 1))
+            if t <= now - hold and t > oldAt then
+              oldAt = t
+              old = tonumber(string.sub(ring[i], sep + 1))
+            end
+          end
+        end
+        cap = stock + math.max(bought - w0, old)
+        if nextServed > cap then
+          nextServed = math.max(served, cap)
+        end
+      end
+      local hat = tonumber(w[3]) or -1
+      if now - hat >= hold / 4 then
+        local hi = tonumber(w[2]) or 0
+        redis.call('HSET', KEYS[3], 'h' .. hi, now .. ':' .. nextServed, 'hi', (hi + 1) % 8, 'hat', now)
+      end
+    end
+    served = nextServed
     redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now)
   elseif now > at then
     redis.call('HSET', KEYS[3], 'at', now)
   end
 end
-local stock = tonumber(redis.call('GET', KEYS[4])) or 0
 if pos then
   pos = tonumber(pos)
 else
