@@ -57,6 +57,8 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
 
   // Admitted: the widget solves the gate by itself, then the grab button.
   await expect(page.getByTestId('room-admitted')).toBeVisible({ timeout: 20_000 });
+  // The unit is held for this user (ROOM_HOLD_MS, 1 s in the e2e).
+  await expect(page.getByTestId('room-hold')).toContainText('已为你保留 1 个名额');
   await look(page, 'room-admitted');
   const grab = page.getByTestId('room-grab');
   await expect(grab).toHaveText('立即抢购', { timeout: 20_000 });

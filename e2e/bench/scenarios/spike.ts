@@ -23,8 +23,8 @@
  * spike with the plain grab flow (it cannot run a room). The run also checks that every user's
  * first answer was a ticket with a place, or 已抢光 for one who arrived after the last unit went
  * (never before the last winner had their grab token), and reports win order against ticket order
- * (e2e/bench/spike.ts winOrder). ROOM_ADMIT_PER_SECOND / ROOM_ADMIT_MAX_PER_SECOND reach the web
- * server from the env.
+ * (e2e/bench/spike.ts winOrder). ROOM_ADMIT_PER_SECOND / ROOM_ADMIT_MAX_PER_SECOND / ROOM_HOLD_MS
+ * reach the web server from the env.
  */
 import { randomInt } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -156,7 +156,7 @@ export const scenario: Scenario = {
     if (rf) {
       const startS = (Number((await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', voucherId).executeTakeFirst())?.begin_time?.getTime?.() ?? NaN) - appRun.t0) / 1000;
       summary.push(
-        `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'} · ` +
+        `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'}, ROOM_HOLD_MS ${env.ROOM_HOLD_MS} · ` +
           `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users}, 已抢光 (arrived after the last unit went): ${rf.firstSoldOut}, of them before the last winner's grab token: ${rf.soldOutTooEarly} · ` +
           `win order: ${rf.order.winners} winners of ${rf.order.reached} who posted a grab, ${rf.order.outOfPlace} not among the first ${rf.order.winners} places of those, ` +
           `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)}`,

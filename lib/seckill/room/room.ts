@@ -38,6 +38,8 @@ export interface RoomView {
   beginTime: number;
   /** The signed ticket (t1.…), to show the token route. */
   ticket: string | null;
+  /** How long an admitted ticket holds its unit, ms (ROOM_HOLD_MS; 0: no hold, the admitted race). */
+  holdMs: number;
 }
 
 /**
@@ -145,7 +147,7 @@ export function soldOutAt(redis: RedisClient, voucherId: string, snap: RoomSnaps
 /** Where a ticket holder stands in a snapshot of the room, with their ticket signed for that place. */
 export function viewOf(voucherId: string, userId: string, position: number | null, snap: RoomSnapshot, soldOut: boolean): RoomView {
   const ticket = position === null ? null : signTicket({ voucherId, userId, position, expiresAt: snap.end });
-  const base = { position, shuffled: snap.shuffled, issued: snap.issued, served: Math.floor(snap.served), beginTime: snap.begin, ticket };
+  const base = { position, shuffled: snap.shuffled, issued: snap.issued, served: Math.floor(snap.served), beginTime: snap.begin, ticket, holdMs: env.ROOM_HOLD_MS };
   // Sold out: everyone waiting hears it at once.
   if (soldOut) return { ...base, state: 'soldout', ahead: null, estimateMs: null };
   if (position === null) return { ...base, state: 'none', ahead: null, estimateMs: null };

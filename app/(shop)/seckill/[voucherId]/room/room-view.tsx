@@ -150,6 +150,11 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
         {look && !soldOut && look.state === 'admitted' && (
           <div data-testid="room-admitted">
             <p className="text-lg font-semibold text-green-700">轮到你了！</p>
+            {look.holdMs > 0 && grab.kind !== 'order' && (
+              <p className="mt-1 text-sm text-gray-600" data-testid="room-hold">
+                已为你保留 1 个名额 {Math.round(look.holdMs / 1000)} 秒，请尽快完成抢购
+              </p>
+            )}
             {!pass && (
               <>
                 <p className="mb-3 mt-1 text-sm text-gray-600">请先完成人机验证（自动进行，约 1 秒）</p>
