@@ -54,6 +54,10 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   expect(firstAhead).toBeGreaterThan(0);
   await look(page, 'room-waiting');
   await expect.poll(async () => Number((await page.getByTestId('room-ahead').textContent({ timeout: 1000 }).catch(() => '0')) ?? 0), { timeout: 15_000 }).toBeLessThan(firstAhead);
+  // The one unit is held by whoever was admitted ahead (none of them buys): the page says so
+  // instead of an estimate, and the place moves up each time a hold lapses.
+  await expect(page.getByTestId('room-all-held')).toContainText('名额已全部保留给排在你前面的人');
+  await look(page, 'room-all-held');
 
   // Admitted: the widget solves the gate by itself, then the grab button.
   await expect(page.getByTestId('room-admitted')).toBeVisible({ timeout: 20_000 });

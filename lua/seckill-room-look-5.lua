@@ -23,7 +23,9 @@
            unit may go to the next ticket). Checkpoints of served every hold/4, a ring of 8 fields
            in the state hash (h0..h7 = 'ms:served', hi = the next slot, hat = when the last was taken).
 
-  Returns  {0, position|false, served, issued, stock, begin, end, shuffled(0/1), now}
+  Returns  {0, position|false, served, issued, stock, begin, end, shuffled(0/1), now, held(0/1)}
+           held: with a hold, every open unit is held by an admitted ticket that has not bought
+           (the next ticket waits for a purchase to end the sale or a hold to lapse)
            {1}  unknown voucher (not preheated)     {2}  not a room sale
            {3}  ended                               {4}  the room is full
            {5}  started, the pre-start tickets not shuffled yet (the caller shuffles, asks again)
@@ -116,9 +118,16 @@ if now >= begin then
     redis.call('HSET', KEYS[3], 'at', now)
   end
 end
+local held = 0
+if now >= begin and tonumber(ARGV[5]) > 0 and math.floor(served) < seq then
+  local w0 = tonumber(redis.call('HGET', KEYS[3], 'w0'))
+  if w0 and math.floor(served) - (redis.call('SCARD', KEYS[5]) - w0) >= stock then
+    held = 1
+  end
+end
 if pos then
   pos = tonumber(pos)
 else
   pos = false
 end
-return {0, pos, math.floor(served), seq, stock, begin, finish, shuffled, now}
+return {0, pos, math.floor(served), seq, stock, begin, finish, shuffled, now, held}

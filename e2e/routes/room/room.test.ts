@@ -185,6 +185,7 @@ describe('the serving counter', () => {
     for (const u of users) await join(u, voucherId);
     const first = (await look(users[59]!, voucherId)).json.data;
     expect(first.state).toBe('waiting');
+    expect(first.allHeld).toBe(false); // 100 units for 60 people: none of them waits on a hold
     expect(first.estimateMs).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 1000));
     const later = (await look(users[59]!, voucherId)).json.data;
@@ -215,7 +216,8 @@ describe('an admitted ticket holds a unit', () => {
     const fourth = (await look(users[3]!, voucherId)).json.data;
     // (Only meaningful while the hold runs: a box so slow that it ran out meanwhile fails here loudly.)
     expect(Date.now() - joinedAt).toBeLessThan(HOLD_MS);
-    expect(fourth).toMatchObject({ state: 'waiting', ahead: 0, served: 3 });
+    expect(fourth).toMatchObject({ state: 'waiting', ahead: 0, served: 3, allHeld: true });
+    expect(fourth.estimateMs).toBeGreaterThanOrEqual(HOLD_MS);
     // The third's hold lapses: its unit goes to the fourth, and to nobody after it.
     await waitFor('the fourth admitted', async () => (await look(users[3]!, voucherId)).json.data.state === 'admitted', 3 * HOLD_MS, 100);
     expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(HOLD_MS);

@@ -40,6 +40,11 @@ export interface RoomView {
   ticket: string | null;
   /** How long an admitted ticket holds its unit, ms (ROOM_HOLD_MS; 0: no hold, the admitted race). */
   holdMs: number;
+  /**
+   * Waiting while every open unit is held by someone admitted ahead: the estimate is then the
+   * soonest this ticket could move up (a hold lapsing), not a promise.
+   */
+  allHeld: boolean;
 }
 
 /**
@@ -53,7 +58,7 @@ export function admissionRate(): number {
   return env.ROOM_ADMIT_MAX_PER_SECOND > 0 ? Math.min(rate, env.ROOM_ADMIT_MAX_PER_SECOND) : rate;
 }
 
-type LookReply = [number, (number | null)?, number?, number?, number?, number?, number?, number?, number?];
+type LookReply = [number, (number | null)?, number?, number?, number?, number?, number?, number?, number?, number?];
 
 const notRoom = () => new AppError('NOT_FOUND', '该秒杀无需排队');
 
@@ -78,6 +83,8 @@ export interface RoomSnapshot {
   now: number;
   /** The admission rate the look moved the counter with, tickets per second. */
   rate: number;
+  /** Every open unit is held by an admitted ticket that has not bought yet: the next ticket waits for a lapse or the sell-out. */
+  allHeld: boolean;
 }
 
 /**
@@ -116,10 +123,10 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
     default:
       throw new AppError('SERVICE_UNAVAILABLE', '正在开场排序，请稍后再试', { retryAfter: 1 });
   }
-  const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now()] = r;
+  const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now(), held = 0] = r;
   roomMetrics.observe(voucherId, issued, served);
   if (join && pos === issued && issued > 0) roomMetrics.joined();
-  const snap = { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate };
+  const snap = { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate, allHeld: held === 1 };
   lastSnapshots.set(voucherId, snap, end);
   // No stock left: what the grab script would answer, so the grab route and the next looks here
   // hear it from memory (a returned unit or an add-stock invalidates it, as for the grab's own).
@@ -147,14 +154,17 @@ export function soldOutAt(redis: RedisClient, voucherId: string, snap: RoomSnaps
 /** Where a ticket holder stands in a snapshot of the room, with their ticket signed for that place. */
 export function viewOf(voucherId: string, userId: string, position: number | null, snap: RoomSnapshot, soldOut: boolean): RoomView {
   const ticket = position === null ? null : signTicket({ voucherId, userId, position, expiresAt: snap.end });
-  const base = { position, shuffled: snap.shuffled, issued: snap.issued, served: Math.floor(snap.served), beginTime: snap.begin, ticket, holdMs: env.ROOM_HOLD_MS };
+  const base = { position, shuffled: snap.shuffled, issued: snap.issued, served: Math.floor(snap.served), beginTime: snap.begin, ticket, holdMs: env.ROOM_HOLD_MS, allHeld: false };
   // Sold out: everyone waiting hears it at once.
   if (soldOut) return { ...base, state: 'soldout', ahead: null, estimateMs: null };
   if (position === null) return { ...base, state: 'none', ahead: null, estimateMs: null };
   if (snap.now >= snap.begin && position <= snap.served) return { ...base, state: 'admitted', ahead: 0, estimateMs: 0 };
   const ahead = Math.max(0, position - Math.floor(snap.served) - 1);
   const untilStart = Math.max(0, snap.begin - snap.now);
-  return { ...base, state: 'waiting', ahead, estimateMs: Math.round(untilStart + ((ahead + 1) * 1000) / snap.rate) };
+  const byRate = untilStart + ((ahead + 1) * 1000) / snap.rate;
+  // Every unit held by someone ahead: the soonest this place can move is a hold lapsing.
+  if (snap.allHeld) return { ...base, state: 'waiting', ahead, estimateMs: Math.round(byRate + env.ROOM_HOLD_MS), allHeld: true };
+  return { ...base, state: 'waiting', ahead, estimateMs: Math.round(byRate) };
 }
 
 /**
