@@ -66,62 +66,61 @@ local shuffled = 0
 if pre == 0 or st[5] then
   shuffled = 1
 end
+-- served as it was at least `hold` ago, from the ring of checkpoints (0 if none is that old)
+local function servedAgo(hold)
+  local ring = redis.call('HMGET', KEYS[3], 'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7')
+  local old, oldAt = 0, -1
+  for i = 1, 8 do
+    local sep = ring[i] and string.find(ring[i], ':', 1, true)
+    if sep then
+      local t = tonumber(string.sub(ring[i], 1, sep - 1))
+      if t <= now - hold and t > oldAt then
+        oldAt, old = t, tonumber(string.sub(ring[i], sep + 1))
+      end
+    end
+  end
+  return old
+end
+
 local stock = tonumber(redis.call('GET', KEYS[4])) or 0
+local held = 0
 if now >= begin then
   if shuffled == 0 then
     return {5}
   end
   local hold = tonumber(ARGV[5]) or 0
+  local capped = hold > 0 and served < seq
+  -- With a hold: the units won since the room first admitted, and the checkpoint ring's cursor.
+  local won, hi, hat = 0, 0, -1
+  if capped then
+    local w = redis.call('HMGET', KEYS[3], 'w0', 'hi', 'hat')
+    local bought = redis.call('SCARD', KEYS[5])
+    local w0 = tonumber(w[1])
+    if not w0 then
+      w0 = bought
+      redis.call('HSET', KEYS[3], 'w0', w0)
+    end
+    won, hi, hat = bought - w0, tonumber(w[2]) or 0, tonumber(w[3]) or -1
+  end
   local at = tonumber(st[4]) or begin
   if at < begin then
     at = begin
   end
   if now > at and served < seq then
     local nextServed = math.min(seq, served + (now - at) * tonumber(ARGV[4]) / 1000)
-    if hold > 0 then
-      local w = redis.call('HMGET', KEYS[3], 'w0', 'hi', 'hat')
-      local bought = redis.call('SCARD', KEYS[5])
-      local w0 = tonumber(w[1])
-      if not w0 then
-        w0 = bought
-        redis.call('HSET', KEYS[3], 'w0', w0)
-      end
-      local cap = stock + math.max(0, bought - w0)
-      if nextServed > cap then
-        -- Binding: the lapsed holds (served as it was at least `hold` ago) may raise it.
-        local ring = redis.call('HMGET', KEYS[3], 'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7')
-        local old, oldAt = 0, -1
-        for i = 1, 8 do
-          if ring[i] then
-            local sep = string.find(ring[i], ':', 1, true)
-            local t = tonumber(string.sub(ring[i], 1, sep - 1))
-            if t <= now - hold and t > oldAt then
-              oldAt = t
-              old = tonumber(string.sub(ring[i], sep + 1))
-            end
-          end
-        end
-        cap = stock + math.max(bought - w0, old)
-        if nextServed > cap then
-          nextServed = math.max(served, cap)
-        end
-      end
-      local hat = tonumber(w[3]) or -1
-      if now - hat >= hold / 4 then
-        local hi = tonumber(w[2]) or 0
-        redis.call('HSET', KEYS[3], 'h' .. hi, now .. ':' .. nextServed, 'hi', (hi + 1) % 8, 'hat', now)
-      end
+    -- The cap; the lapsed holds (the ring) are read only when the units won do not cover it.
+    if capped and nextServed > stock + math.max(0, won) then
+      nextServed = math.max(served, math.min(nextServed, stock + math.max(won, servedAgo(hold))))
+    end
+    if capped and now - hat >= hold / 4 then
+      redis.call('HSET', KEYS[3], 'h' .. hi, now .. ':' .. nextServed, 'hi', (hi + 1) % 8, 'hat', now)
     end
     served = nextServed
     redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now)
   elseif now > at then
     redis.call('HSET', KEYS[3], 'at', now)
   end
-end
-local held = 0
-if now >= begin and tonumber(ARGV[5]) > 0 and math.floor(served) < seq then
-  local w0 = tonumber(redis.call('HGET', KEYS[3], 'w0'))
-  if w0 and math.floor(served) - (redis.call('SCARD', KEYS[5]) - w0) >= stock then
+  if capped and math.floor(served) < seq and math.floor(served) - won >= stock then
     held = 1
   end
 end

@@ -138,14 +138,21 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
                 开售前加入的排队者将在开售时<strong>随机排序</strong>，早到晚到机会相同
                 <br />距开售 {wait(begin - now)}
               </p>
-            ) : look.allHeld ? (
-              <p className="text-sm text-gray-600" data-testid="room-all-held">
-                前面还有 <span className="font-semibold tabular-nums" data-testid="room-ahead">{look.ahead}</span> 人 · 名额已全部保留给排在你前面的人
-                <br />有人放弃时按排位依次递补，售罄会立即通知你
-              </p>
             ) : (
-              <p className="text-sm text-gray-600">
-                前面还有 <span className="font-semibold tabular-nums" data-testid="room-ahead">{look.ahead}</span> 人 · 预计等待 <span data-testid="room-estimate">{wait(look.estimateMs ?? 0)}</span>
+              <p className="text-sm text-gray-600" data-testid={look.allHeld ? 'room-all-held' : undefined}>
+                前面还有 <span className="font-semibold tabular-nums" data-testid="room-ahead">{look.ahead}</span> 人 ·{' '}
+                {look.allHeld ? (
+                  // Every unit is held by someone admitted ahead: no estimate holds.
+                  <>
+                    名额已全部保留给排在你前面的人
+                    <br />
+                    有人放弃时按排位依次递补，售罄会立即通知你
+                  </>
+                ) : (
+                  <>
+                    预计等待 <span data-testid="room-estimate">{wait(look.estimateMs ?? 0)}</span>
+                  </>
+                )}
               </p>
             )}
             <Progress served={look.served} position={look.position ?? 0} />
