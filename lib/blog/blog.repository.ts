@@ -61,10 +61,9 @@ export async function deleteBlogRows(trx: Executor, id: string): Promise<void> {
   await trx.deleteFrom('tb_blog').where('id', '=', id).execute();
 }
 
-/** Inserts the like row; false when it was there already. */
-export async function insertLike(db: Executor, blogId: string, userId: string, at: Date): Promise<boolean> {
-  const r = await db.insertInto('tb_blog_like').ignore().values({ blog_id: blogId, user_id: userId, create_time: at }).executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+/** The user's like of the note, liked at `at` (an existing row takes that time: the ZSET's score is what it follows). */
+export async function upsertLike(db: Executor, blogId: string, userId: string, at: Date): Promise<void> {
+  await db.insertInto('tb_blog_like').values({ blog_id: blogId, user_id: userId, create_time: at }).onDuplicateKeyUpdate({ create_time: at }).executeTakeFirst();
 }
 
 export async function deleteLike(db: Executor, blogId: string, userId: string): Promise<boolean> {

@@ -36,6 +36,15 @@ async function dbState() {
   return { count: blog.liked, likers: new Set(rows.map((r) => r.user_id)) };
 }
 
+/** The likers whose tb_blog_like row has another time than their score in the ZSET. */
+async function rowsOffTheZsetTime(): Promise<string[]> {
+  const rows = await db.selectFrom('tb_blog_like').select(['user_id', 'create_time']).where('blog_id', '=', blogId).execute();
+  const flat = await redis.zrange(keys.blogLiked(blogId), 0, -1, 'WITHSCORES');
+  const scores = new Map<string, number>();
+  for (let i = 0; i < flat.length; i += 2) scores.set(flat[i]!, Number(flat[i + 1]));
+  return rows.filter((r) => r.create_time.getTime() !== scores.get(r.user_id)).map((r) => r.user_id);
+}
+
 describe('like toggles under concurrency', () => {
   it('200 users clicking 1-3 times each at once: ZSET, DB count, rows and each state agree', async () => {
     // User i clicks (i % 3) + 1 times: odd totals end liked, even ones end not liked.
@@ -54,6 +63,9 @@ describe('like toggles under concurrency', () => {
     expect(zset).toEqual(expected);
     expect(count).toBe(expected.size);
     for (const u of users) expect((await redis.zscore(keys.blogLiked(blogId), u)) !== null).toBe(expected.has(u));
+    // Each row holds the time the ZSET holds (a like, unlike, like burst must not keep the first
+    // click's time), so the likers' order survives a ZSET rebuilt from MySQL.
+    expect(await rowsOffTheZsetTime()).toEqual([]);
   });
 
   it('the first five likers come in the order they liked, and the ZSET is rebuilt from MySQL when lost', async () => {
@@ -73,7 +85,7 @@ describe('like toggles under concurrency', () => {
 
   it("one user's clicks all at once (15 bursts of 60, then 9): none fails, and the row ends as the ZSET says", async () => {
     const u = users[1]!;
-    // Concurrent INSERT IGNORE / DELETE of one key deadlock in InnoDB now and then: a click must
+    // Concurrent upserts / DELETEs of one key deadlock in InnoDB now and then: a click must
     // not fail for it (it used to answer 500 a few times per thousand clicks).
     for (let round = 0; round < 15; round++) {
       const settled = await Promise.allSettled(Array.from({ length: 60 }, () => toggleLike(db, redis, blogId, u)));
@@ -118,6 +130,18 @@ describe('like toggles under concurrency', () => {
     const { count, likers } = await dbState();
     expect(count).toBe(likers.size);
   }, 20_000);
+
+  it("like, unlike, like from each of 200 users at once (8 rounds): every row keeps the ZSET's time, not an earlier click's", async () => {
+    // A burst's clicks take their time before their script runs, so the ZSET may end on any of
+    // them; the row used to keep whichever INSERT IGNORE landed first (3 of 9 000 clicks here).
+    let mismatched: string[] = [];
+    for (let round = 0; round < 8; round++) {
+      const clicks = users.flatMap((u) => [u, u, u]).sort(() => Math.random() - 0.5);
+      await Promise.all(clicks.map((u) => toggleLike(db, redis, blogId, u)));
+      mismatched = mismatched.concat(await rowsOffTheZsetTime());
+    }
+    expect(mismatched).toEqual([]);
+  }, 90_000);
 
   it("the worker's loop brings tb_blog.liked to the likes by itself", async () => {
     const upkeep = startSocialUpkeep({ likeFlushMs: 100, uploadSweepMs: 3_600_000 });

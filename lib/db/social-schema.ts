@@ -21,7 +21,8 @@ export interface BlogTable {
 export interface BlogLikeTable {
   blog_id: Id;
   user_id: Id;
-  create_time: ColumnType<Date, Date | undefined, never>;
+  /** When the user liked the note: the ZSET's score, which a later like of a burst moves. */
+  create_time: ColumnType<Date, Date | undefined, Date>;
 }
 
 export interface BlogCommentTable {
