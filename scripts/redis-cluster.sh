@@ -2,7 +2,7 @@
 # A local Redis Cluster for tests and demos: 3 masters + 3 replicas of Debian's redis-server on
 # loopback ports BASE..BASE+5 (cluster bus +10000), AOF everysec, node timeout 2 s so a killed
 # master's replica takes over within a few seconds. Idempotent: a healthy cluster is reused.
-#   scripts/redis-cluster.sh [start|stop] [BASE=7000]
+#   scripts/redis-cluster.sh [start|stop|flush] [BASE=7000]
 #   scripts/redis-cluster.sh node PORT      restart one node (after a kill) with its saved state
 # Prints the REDIS_CLUSTER_NODES value to use on its last line.
 set -euo pipefail
@@ -28,6 +28,14 @@ if [ "$action" = node ]; then
   start_node "$2"
   for _ in $(seq 1 50); do listening "$2" && exit 0; sleep 0.1; done
   echo "✗ redis node $2 did not start" >&2; exit 1
+fi
+
+if [ "$action" = flush ]; then
+  # Empties a running cluster (the masters; a replica refuses and follows its master): a test run
+  # whose database starts its ids where another run's did must not meet that run's keys.
+  for p in $ports; do redis-cli -p "$p" flushall >/dev/null 2>&1 || true; done
+  echo "✓ Redis Cluster on $base-$((base + 5)) emptied"
+  exit 0
 fi
 
 if [ "$action" = stop ]; then
