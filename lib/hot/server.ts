@@ -40,6 +40,13 @@ export interface HotRoute {
   path: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each route file's handler has its own params type
   handler: RouteHandler<any>;
+  /**
+   * `ceiling`: refused only above HOT_MAX_IN_FLIGHT, never by the adaptive limit below it. For the
+   * waiting room's own routes: the room is the answer to a crowd (a place, paced admission), so
+   * shedding its join with a 503 would answer the crowd the way the room exists to avoid. Default
+   * `limit`: the admission limit, adaptive or fixed. A function decides per request (its URL).
+   */
+  admission?: 'limit' | 'ceiling' | ((url: string) => 'limit' | 'ceiling');
 }
 
 interface CompiledRoute extends HotRoute {
@@ -139,8 +146,10 @@ export function createHotServer(o: HotServerOptions): http.Server {
     admittedAt = 0;
     /** The route's path params, for onShed. */
     params: Record<string, string> | undefined = undefined;
+    /** The route is refused only above the ceiling (HotRoute.admission). */
+    ceilingOnly = false;
     admit(): Refusal | undefined {
-      if (!limit.acquire()) {
+      if (!limit.acquire(this.ceilingOnly)) {
         this.ticket = TICKET_SHED;
         return SHED;
       }
@@ -167,6 +176,8 @@ export function createHotServer(o: HotServerOptions): http.Server {
   function serveHot(req: IncomingMessage, res: HotResponse, route: CompiledRoute, params: Record<string, string>): Promise<void> | undefined {
     const started = performance.now();
     res.params = params;
+    const mode = route.admission;
+    res.ceilingOnly = mode === 'ceiling' || (typeof mode === 'function' && mode(req.url ?? '') === 'ceiling');
     try {
       const pending = readBody(req, res);
       const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params, res)) : route.handler.core(toHotRequest(req, null), params, res);
