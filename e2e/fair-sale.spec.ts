@@ -55,7 +55,7 @@ test('reserve → the room (the place goes down) → the gate → grab → order
   await look(page, 'fair-room-waiting');
   await expect.poll(async () => Number((await page.getByTestId('room-ahead').textContent({ timeout: 1000 }).catch(() => '0')) ?? 0), { timeout: 15_000 }).toBeLessThan(firstAhead);
 
-  // Admitted: the widget solves the gate by itself, then A grabs with the one-time token.
+  // The widget solves the gate while A waits (room.spec.ts checks it); admitted, A grabs with the one-time token it buys.
   await expect(page.getByTestId('room-admitted')).toBeVisible({ timeout: 20_000 });
   const grab = page.getByTestId('room-grab');
   await expect(grab).toHaveText('立即抢购', { timeout: 20_000 });

@@ -3,8 +3,8 @@
  * build and the real worker (docs/fair-sale.md#the-waiting-page). The web server admits 3 tickets a
  * second here (ROOM_ADMIT_MAX_PER_SECOND, e2e/playwright.config.ts), so a place moves visibly:
  *   a room sale before its start: the shop card says 提前排队, the page says tickets are shuffled
- *   at the start → live: 排队抢购 → the place with people ahead goes down → 轮到你了 → the altcha
- *   widget solves the gate → 立即抢购 → the order (待支付) → a latecomer hears 已抢光.
+ *   at the start → live: 排队抢购 → the place with people ahead goes down while the altcha widget
+ *   solves the gate → 轮到你了 → 立即抢购 → the order (待支付) → a latecomer hears 已抢光.
  */
 import { expect, test } from '@playwright/test';
 import { journeyData } from './support/journey-data';
@@ -34,6 +34,8 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await expect(page).toHaveURL(new RegExp(`/seckill/${early.id}/room$`));
   await expect(page.getByTestId('room-prestart')).toContainText('随机排序');
   await expect(page.getByTestId('room-position')).toHaveText('1');
+  // Half an hour before the start the gate waits: a solution would expire before the turn.
+  await expect(page.getByTestId('room-gate-later')).toBeVisible();
   await look(page, 'room-prestart');
   // A reload keeps the place.
   await page.reload();
@@ -57,10 +59,13 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   // The one unit is held by whoever was admitted ahead (none of them buys): the page says so
   // instead of an estimate, and the place moves up each time a hold lapses.
   await expect(page.getByTestId('room-all-held')).toContainText('名额已全部保留给排在你前面的人');
+  // The gate is solved while waiting, not on the turn (docs/fair-sale.md#solved-while-waiting).
+  await expect(page.getByTestId('room-gate-done')).toHaveText('人机验证已完成，轮到你时直接抢购', { timeout: 15_000 });
   await look(page, 'room-all-held');
 
-  // Admitted: the widget solves the gate by itself, then the grab button.
+  // Admitted: the solution found while waiting buys the token at once (no widget on the turn), then the grab button.
   await expect(page.getByTestId('room-admitted')).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByTestId('room-gate')).toHaveCount(0);
   // The unit is held for this user (ROOM_HOLD_MS, 1 s in the e2e).
   await expect(page.getByTestId('room-hold')).toContainText('已为你保留 1 个名额');
   await look(page, 'room-admitted');

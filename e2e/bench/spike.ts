@@ -304,6 +304,25 @@ export function roomFigures(records: UserRecord[]): RoomFigures {
   };
 }
 
+/**
+ * When the users reached each step (ms since the spike's start): the first, the median and the
+ * last of those who reached it, per step the flow marks (ticket, admitted, solved, token, …), and
+ * the winners' final answers — where a spike's time went.
+ */
+export function stepTimeline(records: UserRecord[]): string {
+  const steps = new Map<string, number[]>();
+  for (const r of records) for (const [k, v] of Object.entries(r.marks)) (steps.get(k) ?? steps.set(k, []).get(k)!).push(v);
+  const won = records.filter((r) => r.status === 200 && !r.code && Number.isFinite(r.finalMs)).map((r) => r.finalMs);
+  if (won.length) steps.set('won', won);
+  const s = (ms: number) => (ms / 1000).toFixed(2);
+  return [...steps]
+    .map(([k, v]) => {
+      v.sort((a, b) => a - b);
+      return `${k} ${v.length}: ${s(v[0]!)}–${s(v[Math.floor(v.length / 2)]!)}–${s(v[v.length - 1]!)} s`;
+    })
+    .join(' · ');
+}
+
 const r2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : n);
 const hist = (m: Record<string, number>) => Object.entries(m).map(([k, v]) => `${k}×${v}`).join(' ') || '–';
 

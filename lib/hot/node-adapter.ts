@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { MAX_BODY_BYTES } from '@/lib/http/parse';
+import { MAX_BODY_BYTES, PREREAD_BODY } from '@/lib/http/parse';
 import type { Reply } from '@/lib/http/respond';
 
 /** The request declares a body (a length other than 0, or chunked). */
@@ -98,7 +98,8 @@ function destroySocket(socket: Socket): void {
 /**
  * The request a hot route's core sees: a web `Request` to every reader, built lazily. The route
  * core and the hot handlers read the method, the URL, a few headers and (usually) learn there is no
- * body; those are answered from node's own parsed request. Anything else (a body to read, a signal,
+ * body; those are answered from node's own parsed request, and so is the body already read (under
+ * PREREAD_BODY, which lib/http/parse.ts reads). Anything else (a body stream, a signal,
  * clone()...) builds the full web Request once (toWebRequest) and answers from it. Building it for
  * every request (Headers, URL, AbortSignal) was 6-7 % of a refused grab's CPU, plus its garbage.
  */
@@ -113,6 +114,7 @@ export function toHotRequest(req: IncomingMessage, body: Buffer | null): Request
       if (prop === 'url') return url;
       if (prop === 'headers') return headers;
       if (prop === 'body' && body === null && !full) return null;
+      if (prop === PREREAD_BODY) return body;
       full ??= toWebRequest(req, body);
       const v: unknown = Reflect.get(full, prop, full);
       return typeof v === 'function' ? v.bind(full) : v;

@@ -16,8 +16,9 @@
  * node's rr: the primary accepts every connection and hands it to a process over IPC)
  * --flow-<name> value (options of the flow). HOT_ADMISSION etc. reach the web server from the env.
  *
- * `--strategy room`: the sale is a merchant's room sale (proof-of-work cost --pow-cost, 10: the
- * bench measures the server, 20 000 phones' hashing cannot be simulated on the same cores) whose
+ * `--strategy room`: the sale is a merchant's room sale (proof-of-work cost --pow-cost, default 1000,
+ * below the product's 50 000: the bench measures the server, and 20 000 phones' hashing cannot be
+ * simulated on the same cores; the clients still solve every challenge, with native SHA-256) whose
  * start falls --room-start seconds into the window (half of it by default), so the tickets of
  * users arriving before it are shuffled and later ones queue FIFO. The bare server takes the same
  * spike with the plain grab flow (it cannot run a room). The run also checks that every user's
@@ -36,7 +37,7 @@ import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/secki
 import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale, waitForDrain } from '../setup';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
-import { formatSpike, roomFigures, runSpike, sourceAddresses, summarizeSpike, type SpikeSummary } from '../spike';
+import { formatSpike, roomFigures, runSpike, sourceAddresses, stepTimeline, summarizeSpike, type SpikeSummary } from '../spike';
 import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
 import type { Scenario } from '../types';
 import { runWrk, serversCpuSeconds } from '../wrk';
@@ -161,6 +162,7 @@ export const scenario: Scenario = {
           `win order: ${rf.order.winners} winners of ${rf.order.reached} who posted a grab, ${rf.order.outOfPlace} not among the first ${rf.order.winners} places of those, ` +
           `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)}`,
       );
+      summary.push(`  steps (first–median–last, since the spike's start): ${stepTimeline(appRun.records)}`);
     }
     summary.push(`  last answer: the app ${round(app.lastAnswerS, 2)} s, bare node:http ${round(bare.lastAnswerS, 2)} s: ×${round(ratio, 2)} the bare server's time (figures noisy on a shared host)`);
 

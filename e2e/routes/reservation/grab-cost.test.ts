@@ -14,6 +14,7 @@ import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { POST as reserveRoute } from '@/app/api/seckill/[voucherId]/reservation/route';
+import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { openRefusalMemory, type RefusalMemoryHandle } from '@/lib/seckill/refusal-memory';
 import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
@@ -42,20 +43,24 @@ interface Seen {
   trips: string[][];
   /** Commands the scripts ran on the voucher's keys. */
   inside: string[][];
+  /** Every command any client sent to this test's database, whatever it names (sessions, limits…). */
+  all: string[][];
 }
 
 /** What Redis saw of this voucher (in this test's database) while `work` ran. */
 async function seen(voucherId: string, work: () => Promise<unknown>): Promise<Seen> {
   // A plain connection of its own: MONITOR turns it into a stream of every client's commands.
   const monitor = await new Redis(process.env.REDIS_URL!, { lazyConnect: true }).monitor();
-  const out: Seen = { trips: [], inside: [] };
+  const out: Seen = { trips: [], inside: [], all: [] };
   // MONITOR lines come in the server's order, but late on a busy server: after the work, a command
   // naming a marker key; once that line is seen, every line of the work has been.
   const marker = `seckill:{${voucherId}}:monitor-marker`;
   let markerSeen = false;
   monitor.on('monitor', (_time: string, args: string[], source: string, database: string) => {
-    if (Number(database) !== db11 || !args.some((a) => a.includes(`{${voucherId}}`))) return;
+    if (Number(database) !== db11) return;
     if (args.includes(marker)) markerSeen = true;
+    else if (!markerSeen && source !== 'lua') out.all.push(args);
+    if (!args.some((a) => a.includes(`{${voucherId}}`)) || markerSeen) return;
     else (source === 'lua' ? out.inside : out.trips).push(args);
   });
   try {
@@ -109,6 +114,38 @@ describe('the gate in the grab', () => {
       for (let i = 0; i < 5; i++) expect((await grab(other!, voucherId)).json.error.code).toBe('SOLD_OUT');
     });
     expect(s.trips).toEqual([]);
+  });
+});
+
+// docs/fair-sale.md#sold-out: after the last unit, the crowd costs the box nothing.
+describe('a sold-out room sale', () => {
+  it('a join, a look and a grab are answered 已抢光 before the session is read: no session, a forged one or a real one, nothing sent to Redis at all', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
+    const [buyer, late] = await createTestUsers(db, redis, 2);
+    const { token } = issueGrabToken(voucherId, buyer!.userId, 60_000);
+    expect((await callRoute(grabRoute, { method: 'POST', token: buyer!.token, params: { voucherId }, query: { g: token } })).status).toBe(200);
+    // The first look after the last unit asks Redis (stock 0) and teaches the process.
+    expect((await callRoute(joinRoute, { method: 'POST', token: late!.token, params: { voucherId } })).json.data.state).toBe('soldout');
+    await waitFor('the order written', async () => (await readSeckillState(redis, voucherId))?.pending === 0);
+    const callers = [{}, { headers: { authorization: 'Bearer forged-session' } }, { token: late!.token }];
+    const s = await seen(voucherId, async () => {
+      for (const who of callers) {
+        const joined = await callRoute(joinRoute, { method: 'POST', params: { voucherId }, ...who });
+        expect([joined.status, joined.json.data]).toMatchObject([200, { state: 'soldout', position: null, ticket: null }]);
+        expect((await callRoute(lookRoute, { method: 'GET', params: { voucherId }, query: { wait: '5000' }, ...who })).json.data.state).toBe('soldout');
+        const grabbed = await callRoute(grabRoute, { method: 'POST', params: { voucherId }, ...who });
+        expect([grabbed.status, grabbed.json.error.code]).toEqual([410, 'SOLD_OUT']);
+      }
+    });
+    expect(s.all).toEqual([]);
+    // A sale still on: no session is still 401, and the session is read (the answer depends on who asks).
+    const open = await createRoomVoucher(db, redis, { stock: 5 });
+    const o = await seen(open, async () => {
+      expect((await callRoute(joinRoute, { method: 'POST', params: { voucherId: open } })).status).toBe(401);
+      expect((await callRoute(grabRoute, { method: 'POST', params: { voucherId: open } })).status).toBe(401);
+      expect((await callRoute(joinRoute, { method: 'POST', token: late!.token, params: { voucherId: open } })).json.data.position).toBe(1);
+    });
+    expect(o.all.length).toBeGreaterThan(0);
   });
 });
 

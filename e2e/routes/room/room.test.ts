@@ -428,19 +428,54 @@ describe('from the room to the grab', () => {
     expect((await pass(a!, voucherId, { ticket: ticketA, altcha: await solve(a!, voucherId) })).status).toBe(200);
     expect((await pass(a!, voucherId, { ticket: ticketA })).status).toBe(200);
     // A solution counts once.
-    const once = await newChallenge(voucherId, b!.userId, 1000);
+    const once = newChallenge(voucherId, b!.userId, 1000);
     const payload = await solvedPayload(once);
     expect(await spendSolution(redis, voucherId, b!.userId, payload)).toBe(true);
     expect(await spendSolution(redis, voucherId, b!.userId, payload)).toBe(false);
+  });
+
+  it('the admitted answer carries the gate\'s challenge, and `grab: true` spends the token on the grab in the same request', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+    const [a, b] = await createTestUsers(db, redis, 2);
+    const j = await join(a!, voucherId);
+    let admittedLook: { state: string; challenge?: ReturnType<typeof newChallenge> } | undefined;
+    await waitFor('admitted', async () => (admittedLook = (await look(a!, voucherId)).json?.data)?.state === 'admitted', 20_000, 100);
+    // The challenge is this user's and this sale's, at the sale's cost, like GET …/challenge's.
+    expect(admittedLook!.challenge?.maxnumber).toBe((await challengeFor(a!, voucherId)).json.maxnumber);
+    const altcha = await solvedPayload(admittedLook!.challenge!);
+    const ticket = j.json.data.ticket as string;
+    // A bad `grab` is a 400, before anything is spent.
+    expect((await pass(a!, voucherId, { ticket, altcha, grab: 'yes' })).status).toBe(400);
+    const won = await pass(a!, voucherId, { ticket, altcha, grab: true });
+    expect(won.status).toBe(200);
+    expect(won.json.data).toMatchObject({ status: 'pending' });
+    expect(won.json.data.orderId).toMatch(/^\d+$/);
+    expect(won.json.data.token).toBeUndefined();
+    await drained(voucherId, 1);
+    // Again: a fresh token (the gate is passed), spent on a grab that answers as the grab would.
+    const again = await pass(a!, voucherId, { ticket, grab: true });
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe('ALREADY_BOUGHT');
+    // Someone not admitted, or without their own ticket, gets no grab this way either.
+    const jb = await join(b!, voucherId);
+    expect((await pass(b!, voucherId, { ticket, grab: true })).json.error.code).toBe('NEED_TICKET');
+    const early = await pass(b!, voucherId, { ticket: jb.json.data.ticket, grab: true });
+    expect(['POW_FAILED', 'NOT_ADMITTED']).toContain(early.json.error.code);
+    expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(1);
+    await assertInvariants(voucherId, { drained: true });
   });
 
   it('not yet admitted: no token', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 5, startsInMs: 3_600_000 });
     const [a] = await createTestUsers(db, redis, 1);
     const j = await join(a!, voucherId);
+    // Waiting: no challenge in the answer (the page asks GET …/challenge while waiting).
+    expect(j.json.data.state).toBe('waiting');
+    expect(j.json.data.challenge).toBeUndefined();
     const r = await pass(a!, voucherId, { ticket: j.json.data.ticket, altcha: await solve(a!, voucherId) });
     expect(r.status).toBe(403);
     expect(r.json.error.code).toBe('NOT_ADMITTED');
+    expect((await pass(a!, voucherId, { ticket: j.json.data.ticket, grab: true })).json.error.code).toBe('NOT_ADMITTED');
   });
 });
 

@@ -15,9 +15,13 @@ import { isKnownRoomSale, needTicket } from '@/lib/seckill/room/room-memory';
  * token is bad (forged, expired, someone else's, another sale's) or absent for a known room sale.
  */
 export function grabTokenOf(url: string, voucherId: string, userId: string): string | undefined | AppError {
-  const q = url.indexOf('?');
-  if (q < 0) return isKnownRoomSale(voucherId) ? needTicket() : undefined;
-  const value = new URLSearchParams(url.slice(q + 1)).get('g');
+  const value = grabTokenParam(url);
   if (value === null) return isKnownRoomSale(voucherId) ? needTicket() : undefined;
   return grabTokenNonce(value, voucherId, userId) ?? needTicket();
+}
+
+/** The grab token a grab URL carries (`?g=`), unchecked; null when it carries none. */
+export function grabTokenParam(url: string): string | null {
+  const q = url.indexOf('?');
+  return q < 0 ? null : new URLSearchParams(url.slice(q + 1)).get('g');
 }

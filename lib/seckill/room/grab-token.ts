@@ -11,7 +11,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { keys } from '@/lib/redis/keys';
-import { lookRoom } from '@/lib/seckill/room/room';
+import { lookRoomWithSnapshot } from '@/lib/seckill/room/room';
 import { needTicket } from '@/lib/seckill/room/room-memory';
 import { spendSolution } from '@/lib/seckill/room/pow';
 import { issueGrabToken, newEpoch, verifyTicket } from '@/lib/seckill/room/tokens';
@@ -26,10 +26,11 @@ export interface GrabPass {
   expiresAt: number;
 }
 
-export async function grabPass(db: DB, redis: RedisClient, voucherId: string, userId: string, input: { ticket: string; altcha?: string }): Promise<GrabPass> {
+/** The grab pass the token route answers, and the token's `<epoch>.<nonce>` for a grab made there at once. */
+export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string, userId: string, input: { ticket: string; altcha?: string }): Promise<{ pass: GrabPass; nonce: string }> {
   // Without Redis: a caller that never stood in the room has no ticket of its own.
   if (!verifyTicket(input.ticket, voucherId, userId)) throw needTicket();
-  const view = await lookRoom(db, redis, voucherId, userId, false);
+  const { view, snap } = await lookRoomWithSnapshot(db, redis, voucherId, userId, false);
   if (view.state === 'soldout') throw new AppError('SOLD_OUT', '已抢光');
   if (view.state !== 'admitted') throw new AppError('NOT_ADMITTED', view.state === 'none' ? '请先排队' : `还没轮到你，前面还有 ${view.ahead ?? 0} 人`);
   const passed = keys.roomPassed(voucherId);
@@ -37,7 +38,9 @@ export async function grabPass(db: DB, redis: RedisClient, voucherId: string, us
     const ok = input.altcha !== undefined && (await spendSolution(redis, voucherId, userId, input.altcha));
     roomMetrics.challenge(ok);
     if (!ok) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
-    await redis.multi().sadd(passed, userId).pexpireat(passed, (await saleEndMs(redis, voucherId)) + 3_600_000).exec();
+    // The look's snapshot has the sale's end (a sold-out answer from memory has none, and throws above).
+    const end = snap?.end ?? (await saleEndMs(redis, voucherId));
+    await redis.multi().sadd(passed, userId).pexpireat(passed, end + 3_600_000).exec();
   }
   // The epoch of the bucket the user grabs in (the grab script reads it from that meta).
   const epoch = await runScript<string | null>(redis, 'seckill-epoch', [keys.seckillMeta(await homeTag(redis, voucherId, userId))], [newEpoch()]);
@@ -45,7 +48,7 @@ export async function grabPass(db: DB, redis: RedisClient, voucherId: string, us
   if (!epoch) throw new AppError('SERVICE_UNAVAILABLE', '服务繁忙，请稍后再试', { retryAfter: 1 });
   const t = issueGrabToken(voucherId, userId, env.ROOM_GRAB_TOKEN_TTL_MS, Date.now(), epoch);
   roomMetrics.tokenIssued();
-  return { token: t.token, grabUrl: `/api/seckill/${voucherId}?g=${t.token}`, expiresAt: t.expiresAt };
+  return { pass: { token: t.token, grabUrl: `/api/seckill/${voucherId}?g=${t.token}`, expiresAt: t.expiresAt }, nonce: t.nonce };
 }
 
 async function saleEndMs(redis: RedisClient, voucherId: string): Promise<number> {

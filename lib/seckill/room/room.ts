@@ -17,6 +17,7 @@ import { drawWinners, newSeed } from '@/lib/seckill/reservation/draw';
 import { preheatIfOnSale } from '@/lib/seckill/grab';
 import { refusalMemoryOf } from '@/lib/seckill/refusal-memory';
 import { BoundedMemory } from '@/lib/bounded-memory';
+import type { Challenge } from 'altcha-lib/types';
 import { signTicket } from '@/lib/seckill/room/tokens';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
 
@@ -45,6 +46,13 @@ export interface RoomView {
    * soonest this ticket could move up (a hold lapsing), not a promise.
    */
   allHeld: boolean;
+  /**
+   * Once admitted, the bot gate's challenge for this user and sale (the route adds it): a client
+   * that did not solve while waiting (an app, a script, the bench) solves this one without asking
+   * for it, one round trip less per buyer at the sale's busiest moment. GET …/room/challenge gives
+   * the same kind; the page's widget asks for its own while waiting.
+   */
+  challenge?: Challenge;
 }
 
 /**
@@ -140,10 +148,10 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
  * every visitor arrives after the last unit went, and their one answer is final. No ticket is
  * issued then: a place in a queue for nothing helps nobody (docs/fair-sale.md#sold-out).
  */
-export function soldOutFromMemory(redis: RedisClient, voucherId: string, userId: string): RoomView | null {
+export function soldOutFromMemory(redis: RedisClient, voucherId: string): RoomView | null {
   if (refusalMemoryOf(redis)?.lookup(voucherId) !== 'SOLD_OUT') return null;
   const snap = lastSnapshots.get(voucherId);
-  return snap ? viewOf(voucherId, userId, null, snap, true) : null;
+  return snap ? viewOf(voucherId, '', null, snap, true) : null; // no place: no ticket to sign, so no user
 }
 
 /** Sold out: no stock at the look, or this process already knows it (the grab taught it). */
@@ -172,7 +180,7 @@ export function viewOf(voucherId: string, userId: string, position: number | nul
  * read from (none when the answer came from memory: sold out).
  */
 export async function lookRoomWithSnapshot(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<{ view: RoomView; snap: RoomSnapshot | null }> {
-  const known = soldOutFromMemory(redis, voucherId, userId);
+  const known = soldOutFromMemory(redis, voucherId);
   if (known) return { view: known, snap: null };
   const { position, snap } = await lookUp(db, redis, voucherId, userId, join);
   return { view: viewOf(voucherId, userId, position, snap, soldOutAt(redis, voucherId, snap)), snap };

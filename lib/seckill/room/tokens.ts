@@ -18,7 +18,8 @@ let derived: Buffer | undefined;
 const roomKey = () => (derived ??= createHmac('sha256', env.AUTH_SECRET).update('hmdp waiting room v1').digest());
 
 /** The key the bot gate's altcha challenges are signed with (also derived from AUTH_SECRET, apart from the room's). */
-export const powKey = (): string => createHmac('sha256', env.AUTH_SECRET).update('hmdp bot gate v1').digest('hex');
+let gateKey: string | undefined;
+export const powKey = (): string => (gateKey ??= createHmac('sha256', env.AUTH_SECRET).update('hmdp bot gate v1').digest('hex'));
 
 function sign(fields: string[]): string {
   return createHmac('sha256', roomKey()).update(fields.join('|')).digest('base64url');

@@ -7,6 +7,11 @@ import type { AppError } from '@/lib/errors';
 import { andThen } from '@/lib/maybe-promise';
 import { grabTokenOf } from '@/lib/seckill/room/grab-gate';
 
+// A refusal this process remembers (sold out, not started, ended) is about the sale, the same for
+// whoever asks: it is answered before the session is read (lib/http/route.ts `known`), and again
+// inside for one the process learned while this request's session was being read.
+const remembered = (params: Record<string, string>) => rememberedRefusal(redis, params.voucherId ?? '') ?? undefined;
+
 /**
  * Grab a flash-sale voucher: 200 `{ orderId, status: "pending" }`, or the refusal's own status.
  * A sale behind the waiting room is grabbed at the URL its grab token makes, `?g=<token>`
@@ -14,7 +19,7 @@ import { grabTokenOf } from '@/lib/seckill/room/grab-gate';
  * Not async: a refusal this process remembers is returned as it is, without a promise or a throw
  * (lib/maybe-promise.ts, lib/http/route.ts).
  */
-export const POST = route({ auth: 'user' }, ({ req, params, user, ip }) => {
+export const POST = route({ auth: 'user', known: remembered }, ({ req, params, user, ip }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
   return andThen<void, AppError | GrabResult>(expectNoBody(req), () => {
     // A refusal this process remembers (sold out, not started, ended) is about the sale, true with

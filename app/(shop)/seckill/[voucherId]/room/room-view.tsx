@@ -3,16 +3,25 @@
 /**
  * The waiting page (docs/fair-sale.md#the-waiting-page): joins the room on arrival (the same user
  * keeps the same place, so a reload loses nothing), then polls its place with a backoff that
- * follows the estimate; once admitted, the bot gate's altcha widget; once solved, a grab token and
- * the 立即抢购 button that posts to the URL the token makes; then the order.
+ * follows the estimate. The bot gate's altcha widget solves its proof of work while the visitor
+ * waits (docs/fair-sale.md#solved-while-waiting), so the turn costs no solving time: once admitted,
+ * the solution buys a grab token at once, then the 立即抢购 button posts to the URL the token makes;
+ * then the order. Admitted before a solution (or with one that expired), the widget solves then.
  */
 import Link from 'next/link';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
 import { usePendingOrder } from '@/app/_components/use-pending-order';
 import type { RoomView } from '@/lib/seckill/room/room';
 import { AltchaGate } from './altcha-gate';
 import { useNow } from '@/app/_components/use-now';
+
+/**
+ * The gate is solved while waiting once the turn is this close (a challenge lives 10 minutes,
+ * lib/seckill/room/pow.ts), and a solution older than SOLUTION_FRESH_MS is solved again.
+ */
+const SOLVE_AHEAD_MS = 5 * 60_000;
+const SOLUTION_FRESH_MS = 8 * 60_000;
 
 /** What the room route answers (lib/seckill/room/room.ts). */
 type Look = RoomView;
@@ -84,16 +93,49 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
   const [pass, setPass] = useState<{ token: string; grabUrl: string; expiresAt: number } | null>(null);
   const [passError, setPassError] = useState<string | null>(null);
   const [grab, setGrab] = useState<Grab>({ kind: 'idle' });
+  // The gate's solution, found while waiting; spent by the first token it buys.
+  const [solution, setSolution] = useState<string | null>(null);
+  const [asking, setAsking] = useState(false);
+  const spent = useRef(false);
+  const solvedAt = useRef(0);
   const now = useNow();
+  function solvedWhileWaiting(payload: string) {
+    solvedAt.current = Date.now();
+    setSolution(payload);
+  }
+  // A solution that would expire before the turn: solve a fresh one.
+  useEffect(() => {
+    if (solution && !spent.current && now !== null && now - solvedAt.current > SOLUTION_FRESH_MS) setSolution(null);
+  }, [now, solution]);
 
   async function askToken(altcha?: string) {
     if (!look?.ticket) return;
     setPassError(null);
+    setAsking(true);
     try {
       setPass(await api(`/api/seckill/${voucherId}/room/token`, { body: { ticket: look.ticket, ...(altcha ? { altcha } : {}) } }));
     } catch (e) {
+      // A solution that expired while waiting (or was refused): the widget solves a fresh one.
+      if (e instanceof ApiError && e.code === 'POW_FAILED') setSolution(null);
       setPassError(e instanceof ApiError ? e.message : '网络异常，请重试');
+    } finally {
+      setAsking(false);
     }
+  }
+
+  // Admitted with the gate solved while waiting: the token at once, no solving on the turn.
+  const admitted = look?.state === 'admitted';
+  useEffect(() => {
+    if (!admitted || !solution || spent.current) return;
+    spent.current = true;
+    void askToken(solution);
+    // askToken reads the latest look; only the turn and the solution start it.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [admitted, solution]);
+  function solvedOnTurn(payload: string) {
+    spent.current = true;
+    setSolution(payload);
+    void askToken(payload);
   }
 
   async function grabNow() {
@@ -113,12 +155,13 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
   usePendingOrder<{ state: 'pending' | 'created' | 'failed' }>(pendingId, (o) => pendingId && setGrab({ kind: 'order', orderId: pendingId, state: o.state }));
 
   const begin = Date.parse(beginTime);
+  const turnSoon = look !== null && now !== null && begin - now < SOLVE_AHEAD_MS && (look.estimateMs ?? 0) < SOLVE_AHEAD_MS;
   const soldOut = look?.state === 'soldout' || (grab.kind === 'error' && grab.code === 'SOLD_OUT');
   return (
     <section className="mx-auto max-w-md p-4" data-testid="room">
       <Link href={`/shops/${shopId}`} className="text-sm text-brand">‹ 返回店铺</Link>
       <h1 className="mt-2 text-lg font-semibold">{title}</h1>
-      <p className="text-xs text-gray-500">秒杀排队 · 排到你时完成人机验证即可抢购</p>
+      <p className="text-xs text-gray-500">秒杀排队 · 排队时自动完成人机验证，排到你即可抢购</p>
 
       <div className="mt-4 rounded-xl bg-white p-5 text-center shadow-sm" data-testid="room-card" data-state={soldOut ? 'soldout' : look?.state ?? 'loading'}>
         {!look && !error && <p className="py-6 text-gray-500" data-testid="room-loading">正在进入排队…</p>}
@@ -156,6 +199,18 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
               </p>
             )}
             <Progress served={look.served} position={look.position ?? 0} />
+            <div className="mt-4 border-t border-gray-100 pt-3">
+              {solution ? (
+                <p className="text-sm text-green-700" data-testid="room-gate-done">人机验证已完成，轮到你时直接抢购</p>
+              ) : turnSoon ? (
+                <>
+                  <p className="mb-2 text-xs text-gray-500">排队期间自动完成人机验证，轮到你时无需再等</p>
+                  <AltchaGate challengeUrl={`/api/seckill/${voucherId}/room/challenge`} onSolved={solvedWhileWaiting} />
+                </>
+              ) : (
+                <p className="text-xs text-gray-500" data-testid="room-gate-later">快轮到你时会自动完成人机验证</p>
+              )}
+            </div>
             <p className="mt-3 text-xs text-gray-500">请勿关闭页面；刷新不会丢失排位</p>
           </div>
         )}
@@ -167,17 +222,20 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
                 已为你保留 1 个名额 {Math.round(look.holdMs / 1000)} 秒，请尽快完成抢购
               </p>
             )}
-            {!pass && (
+            {!pass && asking && (
+              <p className="mt-2 text-sm text-gray-600" data-testid="room-pass-loading">{solution ? '人机验证已完成，' : ''}正在获取抢购资格…</p>
+            )}
+            {!pass && !asking && !solution && (
               <>
                 <p className="mb-3 mt-1 text-sm text-gray-600">请先完成人机验证（自动进行，约 1 秒）</p>
-                <AltchaGate challengeUrl={`/api/seckill/${voucherId}/room/challenge`} onSolved={(p) => void askToken(p)} />
-                {passError && (
-                  <p className="mt-2 text-sm text-red-600" role="alert" data-testid="room-pass-error">
-                    {passError}
-                    <button type="button" className="ml-2 text-brand underline" onClick={() => void askToken()}>重试</button>
-                  </p>
-                )}
+                <AltchaGate challengeUrl={`/api/seckill/${voucherId}/room/challenge`} onSolved={solvedOnTurn} />
               </>
+            )}
+            {!pass && passError && (
+              <p className="mt-2 text-sm text-red-600" role="alert" data-testid="room-pass-error">
+                {passError}
+                <button type="button" className="ml-2 text-brand underline" onClick={() => void askToken(solution ?? undefined)}>重试</button>
+              </p>
             )}
             {pass && (
               <button
