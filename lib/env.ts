@@ -41,14 +41,15 @@ const schema = z.object({
    * How the hot server's in-flight limit is set (docs/hot-server.md#adaptive-admission). `fixed`:
    * HOT_MAX_IN_FLIGHT. `adaptive`: follows the admitted requests' measured service time (gradient
    * style), between HOT_MIN_IN_FLIGHT and HOT_MAX_IN_FLIGHT, so a fast or a slow host serves what
-   * it can with flat latency and sheds the rest, without tuning. Default fixed: the real-grab proof
-   * (e2e/routes/hot/adaptive-grab.test.ts: C measured at the knee, load tripled past it) has not
-   * passed 3 runs in a row on the shared 2-core box — adaptive's p90 stays flat and far under fixed's,
-   * but some runs shed a few grabs at half the knee or serve < 0.8× fixed's rate at 3C.
+   * it can with flat latency and sheds the rest, without tuning; the waiting room admits at the rate
+   * it measures. Default adaptive: the real-grab proof (e2e/routes/hot/adaptive-grab.test.ts, in
+   * npm test: C measured past the knee, load tripled) is its evidence.
    */
-  HOT_ADMISSION: z.enum(['adaptive', 'fixed']).default('fixed'),
+  HOT_ADMISSION: z.enum(['adaptive', 'fixed']).default('adaptive'),
   /** The adaptive limit's floor per process (HOT_ADMISSION=adaptive). */
   HOT_MIN_IN_FLIGHT: z.coerce.number().int().positive().default(8),
+  /** A file the adaptive limit appends one JSON line per window to (what it measured, what it did): a diagnosis aid, unset by default. */
+  HOT_ADMISSION_TRACE: z.string().optional(),
   /**
    * The web server's deadlines, for every request on either door (hot routes and Next): its
    * headers must arrive within WEB_HEADERS_TIMEOUT_MS of the connection or of the previous

@@ -79,7 +79,7 @@ async function runWorker(): Promise<void> {
   ]);
   if (env.WEB_METRICS_PORT) answerClusterMetrics();
   const fallback = env.WEB_PART === 'hot' ? (await import('@/workers/hot-only')).hotOnlyFallback : await nextHandler();
-  const admission = new AdmissionLimit({ max: env.HOT_MAX_IN_FLIGHT, adaptive: env.HOT_ADMISSION === 'adaptive', min: env.HOT_MIN_IN_FLIGHT });
+  const admission = new AdmissionLimit({ max: env.HOT_MAX_IN_FLIGHT, adaptive: env.HOT_ADMISSION === 'adaptive', min: env.HOT_MIN_IN_FLIGHT, trace: env.HOT_ADMISSION_TRACE });
   setProcessAdmission(admission); // read by /metrics and the console
   // An ordinary sale whose grabs this process sheds opens its waiting room (docs/fair-sale.md#opening-by-itself).
   const onShed = (route: string, params: Record<string, string>) => route === 'grab' && grabShed(redis, params.voucherId);

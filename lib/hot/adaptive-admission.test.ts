@@ -1,10 +1,21 @@
 /**
- * Adaptive admission on the real hot server (docs/hot-server.md#adaptive-admission): a hot route
- * whose handler makes a real Redis call and then burns CPU, so the process serves one at a time
- * and the time of a request grows with how many are admitted together. Real sockets, closed-loop
- * clients in a worker thread (a shed client retries 10 ms later): one client to show the box
- * uncongested, then 1x, then 3x the concurrency. Adaptive, the p90 of the answered requests stays flat and the excess
- * gets 503; with a fixed limit every request is admitted and the p90 triples with the load.
+ * Adaptive admission on the real hot server (docs/hot-server.md#adaptive-admission) with a handler
+ * unlike the product's: a real Redis call, then 2 ms of CPU, so the process serves one request's
+ * CPU at a time and the time of a request grows with how many are admitted together. Real
+ * sockets, closed-loop clients in a worker thread; a shed client waits what the 503's Retry-After
+ * says, jittered (the product's page does; so do the real-grab proof's clients). One client alone,
+ * then C = 4 and 3C (4 in flight is about where this handler stops buying more per request in
+ * flight: the Redis call of one overlaps the CPU of another).
+ *
+ * What it shows: adaptive sheds the excess at 3C and keeps the p90 of the answered requests under
+ * fixed's (< 0.6×; 0.22–0.24× seen), and the room's rate is what the box serves. Not that the p90 stays flat: with
+ * CPU this heavy per request, a request that arrives mid-turn waits behind the other admitted
+ * requests' CPU before it is even admitted, a wait no admission-time sample sees, so at 3C the p90
+ * is ~2× that at C (adaptive holds the limit at the knee, where the box serves the most). The flat
+ * p90 is the real grab's claim, proven there (e2e/routes/hot/adaptive-grab.test.ts). An earlier
+ * limiter, judged against the one-client time, kept this test flat by starving the box (4 in flight
+ * of the 8 where the real grab still served more), which is why it failed the real grab on a host
+ * whose knee was low.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -64,7 +75,7 @@ let shed = 0;
 const post = () => new Promise((resolve, reject) => {
   const req = http.request({ host: '127.0.0.1', port, agent, method: 'POST', path: '/api/work' }, (res) => {
     res.resume();
-    res.on('end', () => resolve(res.statusCode));
+    res.on('end', () => resolve(res));
   });
   req.on('error', reject);
   req.end();
@@ -72,14 +83,16 @@ const post = () => new Promise((resolve, reject) => {
 async function client() {
   while (Date.now() < end) {
     const t = performance.now();
-    const status = await post();
+    const res = await post();
+    const status = res.statusCode;
     const measured = Date.now() >= measureFrom;
     if (status === 200) {
       if (measured) latencies.push(performance.now() - t);
     } else {
       if (status !== 503) other.push(status);
       if (measured) shed++;
-      await new Promise((r) => setTimeout(r, 10));
+      // What the 503's Retry-After says, jittered 0.5–1.5× (what the product's page does).
+      await new Promise((r) => setTimeout(r, Number(res.headers['retry-after'] || 1) * 1000 * (0.5 + Math.random())));
     }
   }
 }
@@ -89,7 +102,7 @@ Promise.all(Array.from({ length: clients }, client)).then(() => {
 });
 `;
 
-/** `clients` closed-loop clients for `ms` (a shed one retries 10 ms later); the p90 of the 200s and the count of 503s in the second half. */
+/** `clients` closed-loop clients for `ms` (a shed one waits what Retry-After says); the p90 of the 200s and the count of 503s in the second half. */
 async function load(port: number, clients: number, ms: number) {
   const worker = new Worker(CLIENTS, { eval: true, workerData: { port, clients, ms } });
   const { latencies, shed, other } = await new Promise<{ latencies: number[]; shed: number; other: number[] }>((resolve, reject) => {
@@ -106,29 +119,34 @@ function p90(xs: number[]): number {
   return s[Math.floor(s.length * 0.9)] ?? NaN;
 }
 
+const C = 4;
+
 async function run(admission: AdmissionLimit) {
   const port = await start(admission);
   await load(port, 1, 1000); // warm up (JIT, Redis connection)
   const alone = await load(port, 1, 1500);
-  const once = await load(port, 4, 3000);
-  const tripled = await load(port, 12, 3000);
+  const once = await load(port, C, 3000);
+  const tripled = await load(port, 3 * C, 3000);
   // What a waiting room would admit at (lib/seckill/room/room.ts), against what was served.
   return { alone, once, tripled, limit: admission.limit, rate: admission.snapshot().ratePerSecond, servedPerSecond: tripled.answered / 1.5 };
 }
 
 describe('adaptive admission on the hot server', () => {
-  it('offered concurrency tripled: adaptive keeps the p90 of answered requests flat and sheds the excess; a fixed limit lets it triple', async () => {
+  it('offered concurrency tripled on a CPU-bound handler: adaptive sheds the excess and keeps the p90 under fixed’s; a fixed limit lets it triple', async () => {
     const adaptive = await run(new AdmissionLimit({ max: 1000, adaptive: true, min: 1 }));
     const fixed = await run(new AdmissionLimit({ max: 1000 }));
     const seen = JSON.stringify({ adaptive, fixed }); // in the failure message
     console.log(`adaptive admission figures: ${seen}`); // the figures docs/hot-server.md records
 
-    // The box learned its uncongested time alone, then shed at 1x and 3x alike.
+    // Nothing shed alone; at 3C the excess is shed and the answered are served far sooner than fixed's.
     expect(adaptive.alone.shed, seen).toBe(0);
     expect(adaptive.tripled.answered, seen).toBeGreaterThan(50);
     expect(adaptive.tripled.shed, seen).toBeGreaterThan(adaptive.once.shed);
-    expect(adaptive.tripled.p90, seen).toBeLessThan(1.5 * adaptive.once.p90);
+    // The knee is where served-per-second over service time peaks: on this handler, 2 in flight
+    // (one's Redis call overlaps the other's CPU), 0.22–0.24× fixed's p90 in four runs. Under the earlier knee (the lowest band
+    // serving 90 % of the most) it depended on the bands a run happened to visit: 0.34× or 0.55–0.65×.
     expect(adaptive.tripled.p90, seen).toBeLessThan(0.6 * fixed.tripled.p90);
+    expect(adaptive.tripled.answered, seen).toBeGreaterThan(0.8 * fixed.tripled.answered);
 
     // The room's admission rate is the rate the box serves at (Little's law), not 0, not absurd.
     expect(adaptive.rate, seen).toBeGreaterThan(0.5 * adaptive.servedPerSecond);

@@ -186,3 +186,17 @@ describe('adaptive admission limit (synthetic queueing server)', () => {
     expect(tripled!.perSecond).toBeGreaterThan(0.8 * fixedTripled!.perSecond);
   });
 });
+
+describe('a route refused only above the ceiling (the waiting room’s own routes)', () => {
+  it('is admitted past the adaptive limit up to HOT_MAX_IN_FLIGHT, and its slots count against the limit for everyone else', () => {
+    const limit = new AdmissionLimit({ max: 6, adaptive: true, min: 1, initial: 2 });
+    expect(limit.acquire()).toBe(true);
+    expect(limit.acquire()).toBe(true);
+    expect(limit.acquire()).toBe(false); // the adaptive limit (2) is full for an ordinary route
+    for (let i = 0; i < 4; i++) expect(limit.acquire(true)).toBe(true); // the room's join: up to the ceiling
+    expect(limit.acquire(true)).toBe(false); // the ceiling (6) holds for it too
+    expect(limit.inFlight).toBe(6);
+    for (let i = 0; i < 5; i++) limit.release(-1, 0);
+    expect(limit.acquire()).toBe(true); // one in flight, under the limit again
+  });
+});

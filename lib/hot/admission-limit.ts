@@ -6,38 +6,52 @@
  * ≥ `minSamples` samples) it compares the window's p90 service time (`quantile`; the mean hid the
  * tail a client sees) with a target:
  *
- *   target    = max(tolerance · reference, floorMs)
- *   reference = the p90 of the load served in full: an average of the uncongested
- *               windows that refused nothing (down fast, up slowly over ~16 windows)
+ *   target = max(tolerance · knee, floorMs)            (1.5 · knee)
+ *   slow   = max(congestedAt · knee, floorMs)          (2 · knee)
+ *   knee   = the service time from which more in flight stopped buying more work: the band of
+ *            service time at which served-per-second over service time (Kleinrock's power) is
+ *            highest, on a curve it learns from its own windows (`learn`)
  *   rtt ≤ target:  limit ← max(limit + 1, limit · (1 + smoothing · (min(2, target / rtt) − 1)))
  *                  only if something was refused (more is offered than admitted)
- *   rtt > target:  limit ← inUse · (1 − smoothing · (1 − max(½, target / rtt)))
- *                  inUse = min(limit, the window's peak in flight); two such windows in a row
+ *   between:       the limit holds (a dead band, as TCP Vegas's α and β)
+ *   rtt > slow:    limit ← inUse · (1 − smoothing · (1 − max(½, slow / rtt)))
+ *                  inUse = min(limit, the window's peak in flight); SLOW_WINDOWS such windows in a row
+ *
+ * Why a knee and not the fastest time seen: an event loop answers in turns, and more requests per
+ * turn make each slower while the process does more work — one client's 0.3 ms and eight clients'
+ * 0.7 ms can both be the box serving well. Judged against the quiet time, a limit starves the box
+ * (it held a 2-core host at 4 in flight and half its throughput); judged against a fixed floor of
+ * a few ms, it never acts on a host whose knee is at 1 ms (the 3C load ran at 3× the latency). The
+ * knee is where the curve of served-per-second against service time flattens, so a load stepping
+ * up that still buys throughput is never congestion, and a load past it is, on a fast or a slow host.
  *
  * These keep it from shedding a load the box serves well:
- *  - `floorMs`: a window whose p90 is under a couple of milliseconds is never congestion
- *    (nobody is hurt by 0.3 → 2 ms, and on a busy host such a window is mostly noise);
- *  - batching is not congestion: when the service time rose by r over the reference but the
- *    throughput rose by at least r too (several requests answered per turn — more in flight
- *    bought proportionally more work), the window becomes the reference;
+ *  - `floorMs`: a window whose p90 is under half a millisecond is never congestion (timer noise);
+ *  - after an idle pause (nothing in flight for a window) the arriving load is measured from its
+ *    first answer, and its first ARRIVING_WINDOWS windows cannot lower the limit (connections
+ *    opening, code warming);
  *  - a slower window while the throughput of the last windows is well above the usual (> 1.25×) is
- *    a load stepping up that the process is absorbing (connections opening, turns filling): below
- *    the knee by definition, so the limit holds until the usual rate has caught up;
+ *    a load stepping up that the process is absorbing: the limit holds until the usual has caught up;
  *  - a slower window is congestion only while the process serves about what it usually serves
  *    (≥ 70 % of a smoothed recent throughput): its own queue. Slower while serving much less is
  *    a neighbour taking the CPU (or a stall holding every request at once) — shedding would only
- *    serve less — so the limit holds; a decrease also needs two slow windows in a row;
+ *    serve less — so the limit holds; a decrease also needs SLOW_WINDOWS slow windows in a row;
  *  - a decrease starts from what was actually in flight, not from an unused limit, and the limit
- *    only grows while it refuses work, so an idle process keeps a large limit without acting on it.
+ *    only grows while it refuses work, so an idle process keeps a large limit without acting on it;
+ *  - a slower window while the event loop sat idle more than half the time (BUSY_LOOP) is something
+ *    the process waits on (a broker, Redis), not its own queue: the limit holds.
  * Above the knee (service time ∝ concurrency, throughput flat) the limit settles where the
- * service time is about the target and the excess is shed at once (503 + Retry-After) — on a fast
- * or a slow host, without tuning. At the floor limit and still slower than the target, the host
- * (or what it waits on) got slower for good: that time becomes the reference.
+ * service time is about the target and the excess is shed at once (503 + Retry-After).
  *
  * Cost per request: a compare and two additions on admission (one more on a refusal), a
- * subtraction and two additions on release; no allocation and no timer. The limit is recomputed
- * inside release() once a window has passed with enough samples: an idle process does nothing.
+ * subtraction, a compare and two additions on release; no allocation and no timer. The limit is
+ * recomputed inside release() once a window has passed with enough samples: an idle process does
+ * nothing. `trace` (HOT_ADMISSION_TRACE) appends one JSON line per window to a file, to see why it
+ * moved.
  */
+
+import { appendFileSync } from 'node:fs';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
 export interface AdmissionLimitOptions {
   /** The hard ceiling (HOT_MAX_IN_FLIGHT). A fixed limit is this. */
@@ -52,9 +66,15 @@ export interface AdmissionLimitOptions {
   windowMs?: number;
   /** Samples a window needs before it counts; default 16. */
   minSamples?: number;
-  /** Service time up to this multiple of the reference counts as uncongested; default 1.25. */
+  /** Service time up to this multiple of the knee counts as uncongested (the limit may grow); default 1.5 (Gradient2's). */
   tolerance?: number;
-  /** A window's service time (the statistic) under this is never congestion, ms; default 2. */
+  /**
+   * Service time over this multiple of the knee is congestion (the limit comes down); between the
+   * two the limit holds. Default 2. A dead band as TCP Vegas's α and β: one threshold for both
+   * made the limit saw, and cut a load at the knee whose windows' p90 wanders ±30 % by itself.
+   */
+  congestedAt?: number;
+  /** A window's service time (the statistic) under this is never congestion, ms; default 0.5. */
   floorMs?: number;
   /** Share of a computed decrease applied per window; default 0.5. */
   smoothing?: number;
@@ -63,6 +83,8 @@ export interface AdmissionLimitOptions {
    * 0.9, read from a fixed log-scale histogram, ±6 %), or the mean when 0.
    */
   quantile?: number;
+  /** A file to append one JSON line per window to (HOT_ADMISSION_TRACE): a diagnosis aid, off by default. */
+  trace?: string;
 }
 
 /** Histogram buckets: bucket i holds service times up to BUCKET_BASE_MS · BUCKET_RATIO^i (0.02 ms … ~8 s). */
@@ -86,8 +108,8 @@ export interface AdmissionSnapshot {
   inFlight: number;
   /** Mean service time of the admitted requests in the last window, ms (0 before the first). */
   rttMs: number;
-  /** The reference the target follows: the p90 (the statistic) of the load served in full (ms, 0 before the first). */
-  baselineMs: number;
+  /** The knee the target follows: the service time (the statistic, ms) from which more in flight stopped buying more work; 0 before the first window. */
+  kneeMs: number;
   /** Admitted requests completed per second in the last window. */
   admittedPerSecond: number;
   /**
@@ -97,6 +119,25 @@ export interface AdmissionSnapshot {
    */
   ratePerSecond: number;
 }
+
+/** Windows after an idle pause that cannot lower the limit. */
+const ARRIVING_WINDOWS = 2;
+/** Bands of the served-per-service-time curve: band i holds windows whose statistic is ≤ KNEE_BASE_MS · KNEE_RATIO^i. */
+const KNEE_BANDS = 40;
+const KNEE_BASE_MS = 0.05;
+const KNEE_RATIO = 1.25;
+const KNEE_LOG_RATIO = Math.log(KNEE_RATIO);
+/** The weight of a window in its band's moving average. */
+const KNEE_WEIGHT = 0.25;
+/**
+ * A window in which the event loop was busy less than this share of the time cannot lower the
+ * limit: the process has no queue of its own, so a slower answer is something it waits on (the
+ * broker, Redis) and shedding would not make that faster. (One client alone keeps the grab's loop
+ * ~45 % busy; four, ~90 %.)
+ */
+const BUSY_LOOP = 0.5;
+/** Slow windows in a row before the limit comes down (one or two are a stall as often as a queue). */
+const SLOW_WINDOWS = 3;
 
 export class AdmissionLimit {
   /** The current limit (an integer): a request is admitted while inFlight < limit. */
@@ -109,9 +150,11 @@ export class AdmissionLimit {
   private readonly windowMs: number;
   private readonly minSamples: number;
   private readonly tolerance: number;
+  private readonly congestedAt: number;
   private readonly floorMs: number;
   private readonly smoothing: number;
   private readonly quantile: number;
+  private trace: string | undefined;
   /** The current window's service times, by bucket (adaptive with a quantile only). */
   private readonly histogram: Uint32Array;
   // The current window, in plain numbers.
@@ -121,13 +164,19 @@ export class AdmissionLimit {
   private peak = 0;
   private refused = 0;
   // What the last windows measured.
-  private baselineMs = Infinity;
-  /** Throughput (per second) of the window that set the baseline. */
-  private baselinePerSecond = 0;
+  private kneeMs = 0;
+  /** Per band of service time (KNEE_RATIO apart), a moving average of what the windows there served per second. */
+  private readonly served = new Float64Array(KNEE_BANDS);
   private usualPerSecond = 0;
   private recentPerSecond = 0;
   /** Congested windows in a row. */
   private congested = 0;
+  /** Windows left, after an idle pause, in which the arriving load cannot lower the limit. */
+  private arriving = 0;
+  /** When the last release left nothing in flight (-1: something is in flight). */
+  private idleSince = -1;
+  /** The event loop's utilization counters at the last window's end. */
+  private loopAt: EventLoopUtilization | undefined;
   private lastRttMs = 0;
   private lastPerSecond = 0;
   private lastPeak = 0;
@@ -141,16 +190,19 @@ export class AdmissionLimit {
     this.limit = Math.floor(this.estimate);
     this.windowMs = o.windowMs ?? 100;
     this.minSamples = Math.max(1, o.minSamples ?? 16);
-    this.tolerance = o.tolerance ?? 1.25;
-    this.floorMs = o.floorMs ?? 2;
+    this.tolerance = o.tolerance ?? 1.5;
+    this.congestedAt = Math.max(this.tolerance, o.congestedAt ?? 2);
+    this.floorMs = o.floorMs ?? 0.5;
     this.smoothing = o.smoothing ?? 0.5;
     this.quantile = o.quantile ?? 0.9;
+    this.trace = o.trace || undefined;
     this.histogram = new Uint32Array(this.adaptive && this.quantile > 0 ? BUCKETS : 0);
   }
 
   /** Takes a slot if one is free. */
-  acquire(): boolean {
-    if (this.inFlight >= this.limit) {
+  /** A slot, if one is free under the limit (`ceilingOnly`: under the hard ceiling, whatever the limit). */
+  acquire(ceilingOnly = false): boolean {
+    if (this.inFlight >= (ceilingOnly ? this.max : this.limit)) {
       this.refused++;
       return false;
     }
@@ -165,12 +217,66 @@ export class AdmissionLimit {
    */
   release(serviceMs: number, now: number): void {
     this.inFlight--;
-    if (!this.adaptive || serviceMs < 0) return;
+    if (!this.adaptive) return;
+    // Admitted more than a window after the process had nothing in flight: it was idle.
+    const admittedAt = serviceMs < 0 ? now : now - serviceMs;
+    if (this.windowStart < 0 || (this.idleSince >= 0 && admittedAt - this.idleSince > this.windowMs)) this.restartWindow(now);
+    this.idleSince = this.inFlight === 0 ? now : -1;
+    if (serviceMs < 0) return;
     this.count++;
     this.sumMs += serviceMs;
     if (this.quantile > 0) this.histogram[bucketOf(serviceMs)]!++;
-    if (this.windowStart < 0) this.windowStart = now;
-    else if (now - this.windowStart >= this.windowMs && this.count >= this.minSamples) this.update(now);
+    if (now - this.windowStart >= this.windowMs && this.count >= this.minSamples) this.update(now);
+  }
+
+  /**
+   * A request admitted more than a window after nothing was in flight: the process was idle. The
+   * load that comes now is measured from its first answer (a window spanning the pause would count
+   * the pause as throughput lost), and its first windows cannot lower the limit (connections
+   * opening, code warming: the load is arriving, not queueing).
+   */
+  private restartWindow(now: number): void {
+    this.windowStart = now;
+    this.count = 0;
+    this.sumMs = 0;
+    if (this.quantile > 0) this.histogram.fill(0);
+    this.arriving = ARRIVING_WINDOWS;
+  }
+
+  /**
+   * Records what a window served at its service time: per band of service time, a moving average
+   * of what the windows there served (a quarter per window, from nothing: a band seen once or twice
+   * — a transient, a lucky window — weighs little). A band not seen keeps its value: the knee stays
+   * known while the limit holds the load above it, and when a slower host brings the load back
+   * down to it, what it serves there now replaces what it served before.
+   */
+  private learn(rtt: number, perSecond: number): void {
+    const band = Math.min(KNEE_BANDS - 1, Math.max(0, Math.ceil(Math.log(rtt / KNEE_BASE_MS) / KNEE_LOG_RATIO)));
+    this.served[band]! += (perSecond - this.served[band]!) * KNEE_WEIGHT;
+  }
+
+  /**
+   * The knee: the service time of the band where served-per-second over service time is highest
+   * (Kleinrock's power: below the knee more in flight buys throughput at about the same time; past
+   * it the time grows and the throughput does not; by the bands' moving averages; the middle of
+   * that band, ms). Before anything was learned, `rtt`. An earlier rule, the lowest band serving
+   * 90 % of the most, followed the event loop's batching gains up: on this box more in flight keeps
+   * buying 10–20 % more grabs per doubling at twice the time, and one window of a neighbour going
+   * quiet at a slow band moved the knee up a band and the 3C latency with it.
+   */
+  private knee(rtt: number): number {
+    const best = this.served;
+    let most = 0;
+    let at = -1;
+    for (let i = 0; i < KNEE_BANDS; i++) {
+      const power = best[i]! / KNEE_RATIO ** i;
+      if (power > most) {
+        most = power;
+        at = i;
+      }
+    }
+    if (at < 0) return rtt;
+    return KNEE_BASE_MS * KNEE_RATIO ** (at - 0.5);
   }
 
   /** The window's `quantile` service time (the upper edge of its histogram bucket), or its mean; clears the histogram. */
@@ -192,20 +298,15 @@ export class AdmissionLimit {
     this.lastRttMs = this.sumMs / this.count;
     this.lastPeak = this.peak;
     this.lastRefused = this.refused;
-    if (!Number.isFinite(this.baselineMs)) {
-      this.baselineMs = rtt;
-      this.baselinePerSecond = perSecond;
-    }
+    if (this.arriving === 0) this.learn(rtt, perSecond);
+    this.kneeMs = this.knee(rtt);
     const L = this.estimate;
-    let target = Math.max(this.tolerance * this.baselineMs, this.floorMs);
-    // Batching, not congestion: the time rose by r, but the work done per second rose by at least r
-    // as well (the time per unit of work did not grow: Little's law, more in flight bought more
-    // work). This is the box's efficient operating point now.
-    if (rtt > target && perSecond * this.baselineMs >= this.baselinePerSecond * rtt) {
-      this.baselineMs = rtt;
-      this.baselinePerSecond = perSecond;
-      target = Math.max(this.tolerance * rtt, this.floorMs);
-    }
+    const target = Math.max(this.tolerance * this.kneeMs, this.floorMs);
+    const slow = Math.max(this.congestedAt * this.kneeMs, this.floorMs);
+    const loopNow = performance.eventLoopUtilization();
+    const loop = this.loopAt === undefined ? 1 : performance.eventLoopUtilization(loopNow, this.loopAt).utilization;
+    const busy = loop >= BUSY_LOOP;
+    this.loopAt = loopNow;
     // What this process has served per second lately (smoothed over ~8 windows): a window that
     // serves much less than that was held up by something else.
     const usual = this.usualPerSecond;
@@ -214,53 +315,67 @@ export class AdmissionLimit {
     // The last two or three windows' throughput (one window alone swings with how its end fell).
     const recent = this.recentPerSecond;
     this.recentPerSecond = recent === 0 ? perSecond : (recent + perSecond) / 2;
-    if (rtt > target && usual > 0 && this.recentPerSecond > 1.25 * usual) {
-      // Slower, but serving clearly more than it usually does: the offered load just stepped up and
-      // the process is absorbing it (connections opening, turns filling). Below the knee by
-      // definition — the knee is where more in flight stops buying more work. Hold until the usual
-      // rate has caught up; if the time is still over the target then, that is congestion.
+    // A slower window that is not this process's own queue holds the limit and restarts the count
+    // of slow windows (a held window between two slow ones breaks the run):
+    const notOwnQueue =
+      // the first windows after an idle pause: the load is arriving (see restartWindow);
+      this.arriving > 0 ||
+      // serving clearly more than it usually does: the offered load just stepped up and the process
+      // is absorbing it (connections opening, turns filling) — below the knee by definition, the
+      // knee being where more in flight stops buying more work; once the usual has caught up, a
+      // time still over the target is congestion;
+      (usual > 0 && this.recentPerSecond > 1.25 * usual) ||
+      // the event loop sat mostly idle: the process waits on something (a broker that lost its
+      // leader, a slow Redis), and shedding would only turn late answers into 503s, and keep doing
+      // so after the dependency is back;
+      !busy ||
+      // serving much less than it can: a neighbour took the CPU (or a stall held every request at
+      // once), and shedding would only serve less.
+      perSecond < 0.7 * usual;
+    if (rtt > slow && notOwnQueue) {
       this.congested = 0;
       next = L;
-    } else if (rtt > target && perSecond < 0.7 * usual) {
-      // Slower, but serving less than it can: not its own queue. A neighbour took the CPU (or a
-      // stall held every request at once); shedding would only serve less. Hold, and start the
-      // count of slow windows again: a neighbour's window between two slow ones breaks the run.
-      this.congested = 0;
+    } else if (rtt > target && rtt <= slow) {
+      // The dead band: not fast enough to grow, not slow enough to shed. Holds, and does not
+      // break a run of slow windows (a wandering p90 crossing the line every other window is
+      // still one slow spell).
       next = L;
     } else if (rtt <= target) {
       this.congested = 0;
-      // The reference follows the service time of the load served in full: quickly down, slowly
-      // (~16 windows) up and only while nothing was refused — a shed load's time is not the reference.
-      const a = rtt < this.baselineMs ? 0.25 : this.refused === 0 ? 1 / 16 : 0;
-      this.baselineMs += (rtt - this.baselineMs) * a;
-      this.baselinePerSecond += (perSecond - this.baselinePerSecond) * a;
       // Uncongested: grow in proportion to the headroom left under the target (up to ×1.5 per
       // window far below it, +1 at least so a small limit moves; a fixed step overshoots and
       // saws around the target) — but only while the limit holds something back; otherwise it is
       // not what limits anything.
       next = this.refused > 0 ? Math.max(L + 1, L * (1 + this.smoothing * (Math.min(2, target / rtt) - 1))) : L;
-    } else if (++this.congested < 2) {
-      // One slow window is a stall as often as a queue: a decrease needs two in a row.
+    } else if (++this.congested < SLOW_WINDOWS) {
+      // One slow window is a stall as often as a queue: a decrease needs SLOW_WINDOWS in a row.
       next = L;
     } else {
       // Congested: from what was actually in flight (an unused limit says nothing), in proportion
       // to how far the service time rose past the target (at most halved per window, smoothed).
       const inUse = Math.min(L, this.peak);
-      next = inUse * (1 - this.smoothing * (1 - Math.max(0.5, target / rtt)));
+      next = inUse * (1 - this.smoothing * (1 - Math.max(0.5, slow / rtt)));
     }
     this.estimate = clamp(next, this.min, this.max);
-    // At the floor and still slower than the target: this host (or what it waits on) got slower
-    // for good, and what it serves at the floor is its uncongested time now.
-    if (this.estimate <= this.min && rtt > target) {
-      this.baselineMs = rtt;
-      this.baselinePerSecond = perSecond;
-    }
     this.limit = Math.max(1, Math.floor(this.estimate));
+    if (this.arriving > 0) this.arriving--;
+    if (this.trace) this.writeTrace(now, rtt, perSecond, usual, target, L, loop);
     this.windowStart = now;
     this.count = 0;
     this.sumMs = 0;
     this.refused = 0;
     this.peak = this.inFlight;
+  }
+
+  /** One line per window: what it measured and what the limit did (HOT_ADMISSION_TRACE). */
+  private writeTrace(now: number, rtt: number, perSecond: number, usual: number, target: number, L: number, loop: number): void {
+    const r = (x: number) => Math.round(x * 100) / 100;
+    const line = { t: r(now), p90: r(rtt), mean: r(this.lastRttMs), perSecond: Math.round(perSecond), usual: Math.round(usual), recent: Math.round(this.recentPerSecond), knee: r(this.kneeMs), target: r(target), loop: r(loop), peak: this.peak, refused: this.refused, slow: this.congested, from: r(L), limit: this.limit };
+    try {
+      appendFileSync(this.trace!, JSON.stringify(line) + '\n');
+    } catch {
+      this.trace = undefined; // a trace that cannot be written is not worth a failing request
+    }
   }
 
   snapshot(): AdmissionSnapshot {
@@ -275,7 +390,7 @@ export class AdmissionLimit {
       min: this.min,
       inFlight: this.inFlight,
       rttMs: this.lastRttMs,
-      baselineMs: Number.isFinite(this.baselineMs) ? this.baselineMs : 0,
+      kneeMs: this.kneeMs,
       admittedPerSecond: this.lastPerSecond,
       ratePerSecond: rate,
     };

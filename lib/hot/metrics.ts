@@ -91,7 +91,7 @@ const admissionMetrics = [
   admissionGauge(ADMISSION_LIMIT, 'Hot requests this web process admits at once now (adaptive: follows the service time; fixed: HOT_MAX_IN_FLIGHT)', (a) => a.limit),
   admissionGauge(ADMISSION_IN_FLIGHT, 'Hot requests admitted and not yet answered', (a) => a.inFlight),
   admissionGauge('hmdp_hot_admission_service_seconds', 'Mean service time of the admitted requests that waited on something, last window (adaptive only)', (a) => a.rttMs / 1000),
-  admissionGauge('hmdp_hot_admission_baseline_seconds', 'The uncongested service time the adaptive limit holds latency near (adaptive only)', (a) => a.baselineMs / 1000),
+  admissionGauge('hmdp_hot_admission_knee_seconds', 'The service time (p90) from which more in flight stopped buying more work; the adaptive limit holds latency near it (adaptive only)', (a) => a.kneeMs / 1000),
   admissionGauge(ADMISSION_RATE, 'Requests per second this process can admit at its current limit (limit / service time; adaptive only)', (a) => a.ratePerSecond),
 ];
 
