@@ -101,10 +101,13 @@ describe('GET /api/admin/hot/grab-rate', () => {
     expect((after.outcomes.unauthenticated ?? 0) - (before.outcomes.unauthenticated ?? 0)).toBe(5);
     expect(after.fromMemory - before.fromMemory).toBeGreaterThan(30); // sequential grabs: all but the first refusal skip Redis
 
+    // The rates are sampled every 200 ms: a sample taken while the grabs above were still going has
+    // rates already but not every grab, so wait for one that counts them all.
     const r = await waitFor('the rates to show the grabs', async () => {
       const res = await callRoute(grabRateRoute, { token: f.admin.token });
       const d = res.json.data;
-      return d.enabled && d.perSecond?.accepted > 0 && d.perSecond.sold_out > 0 && d.perSecond.unauthenticated > 0 && d.fromMemoryPerSecond > 0 ? d : null;
+      const all = d.enabled && d.totals?.sold_out >= 37 && d.totals.accepted >= 3 && d.totals.unauthenticated >= 5;
+      return all && d.perSecond?.accepted > 0 && d.perSecond.sold_out > 0 && d.perSecond.unauthenticated > 0 && d.fromMemoryPerSecond > 0 ? d : null;
     }, 5000, 100);
     expect(Object.keys(r.perSecond)).toEqual(expect.arrayContaining(['accepted', 'sold_out', 'already_bought', 'not_started', 'ended', 'limited', 'shed', 'error', 'unauthenticated']));
     expect(r.windowSeconds).toBeGreaterThan(0);
