@@ -199,7 +199,6 @@ export class AdmissionLimit {
     this.histogram = new Uint32Array(this.adaptive && this.quantile > 0 ? BUCKETS : 0);
   }
 
-  /** Takes a slot if one is free. */
   /** A slot, if one is free under the limit (`ceilingOnly`: under the hard ceiling, whatever the limit). */
   acquire(ceilingOnly = false): boolean {
     if (this.inFlight >= (ceilingOnly ? this.max : this.limit)) {
