@@ -469,13 +469,104 @@ describe('from the room to the grab', () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 5, startsInMs: 3_600_000 });
     const [a] = await createTestUsers(db, redis, 1);
     const j = await join(a!, voucherId);
-    // Waiting: no challenge in the answer (the page asks GET …/challenge while waiting).
+    // Waiting: the join's answer carries the challenge (to solve while waiting), a look's does not.
     expect(j.json.data.state).toBe('waiting');
-    expect(j.json.data.challenge).toBeUndefined();
+    expect(j.json.data.challenge.maxnumber).toBe((await challengeFor(a!, voucherId)).json.maxnumber);
+    expect((await look(a!, voucherId)).json.data.challenge).toBeUndefined();
     const r = await pass(a!, voucherId, { ticket: j.json.data.ticket, altcha: await solve(a!, voucherId) });
     expect(r.status).toBe(403);
     expect(r.json.error.code).toBe('NOT_ADMITTED');
     expect((await pass(a!, voucherId, { ticket: j.json.data.ticket, grab: true })).json.error.code).toBe('NOT_ADMITTED');
+  });
+});
+
+describe('buying on admission', () => {
+  const buyingLook = (u: TestUser, voucherId: string, wait: number) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait), buy: '1' } });
+  const joinWith = (u: TestUser, voucherId: string, body: unknown) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
+
+  it('the waiting who passed the gate are bought for at their turn, by the look that learns of it, in place order (the shuffled one before the start)', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 30, startsInMs: 2500 });
+    const users = await createTestUsers(db, redis, 24);
+    // Before the start: a place each, with the challenge to solve while waiting.
+    const challenges = new Map<string, ReturnType<typeof newChallenge>>();
+    for (const u of users) {
+      const j = await join(u, voucherId);
+      expect(j.json.data.state).toBe('waiting');
+      challenges.set(u.userId, j.json.data.challenge);
+    }
+    // Half hand in the solution with a join that waits for the turn (one request); half pass the
+    // gate with a join that does not wait, then wait with a look with buy=1.
+    const heard: { userId: string; position: number; orderId: string }[] = [];
+    await Promise.all(
+      users.map(async (u, i) => {
+        const altcha = await solvedPayload(challenges.get(u.userId)!);
+        let r;
+        if (i % 2 === 0) r = await joinWith(u, voucherId, { altcha, buy: true, wait: 15_000 });
+        else {
+          const passed = await joinWith(u, voucherId, { altcha });
+          expect(passed.status).toBe(200);
+          expect(passed.json.data.state).toBe('waiting');
+          expect(passed.json.data.purchase).toBeUndefined();
+          r = await buyingLook(u, voucherId, 15_000);
+        }
+        expect(r.status).toBe(200);
+        expect(r.json.data.state).toBe('admitted');
+        expect(r.json.data.purchase).toMatchObject({ status: 'pending' });
+        heard.push({ userId: u.userId, position: r.json.data.position, orderId: r.json.data.purchase.orderId });
+      }),
+    );
+    // The places are the shuffle's (re-run from the published seed), and the purchases were answered in that order.
+    const seed = (await redis.hget(keys.roomState(voucherId), 'seed'))!;
+    const byPlace = shuffledIds(seed, users.map((u) => u.userId).sort((a, b) => Number(a) - Number(b)));
+    expect(heard.map((h) => h.userId)).toEqual(byPlace);
+    expect(heard.map((h) => h.position)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    await drained(voucherId, 24);
+    // The sale's own clock (the grab script's, each order's create_time) sold them in place order too.
+    const rows = await db.selectFrom('tb_voucher_order').select(['user_id', 'create_time']).where('voucher_id', '=', voucherId).execute();
+    const soldAt = new Map(rows.map((r) => [String(r.user_id), new Date(r.create_time).getTime()]));
+    const times = byPlace.map((id) => soldAt.get(id)!);
+    expect(times.every((t, i) => i === 0 || t >= times[i - 1]!)).toBe(true);
+    // At 20 admissions a second the 24 took about a second, not one instant.
+    expect(times.at(-1)! - times[0]!).toBeGreaterThan(700);
+    await assertInvariants(voucherId, { drained: true });
+  });
+
+  it('a join admitted at once buys in the same request with a right proof of ones own; without one it is only admitted, with a wrong one refused', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+    const [a, b] = await createTestUsers(db, redis, 2);
+    await join(b!, voucherId);
+    await join(a!, voucherId);
+    await waitFor('admitted', async () => (await look(a!, voucherId)).json.data.state === 'admitted', 5000, 50);
+    // `buy` without the gate passed: admitted, with the challenge, nothing bought.
+    const bare = await joinWith(a!, voucherId, { buy: true });
+    expect(bare.status).toBe(200);
+    expect(bare.json.data).toMatchObject({ state: 'admitted' });
+    expect(bare.json.data.challenge).toBeDefined();
+    expect(bare.json.data.purchase).toBeUndefined();
+    // Malformed: 400 before anything is spent.
+    const altcha = await solvedPayload(bare.json.data.challenge);
+    expect((await joinWith(a!, voucherId, { altcha, buy: 'yes' })).status).toBe(400);
+    expect((await joinWith(a!, voucherId, { altcha, extra: 1 })).status).toBe(400);
+    expect((await joinWith(a!, voucherId, { altcha, wait: -1 })).status).toBe(400);
+    expect((await callRoute(lookRoute, { method: 'GET', token: a!.token, params: { voucherId }, query: { buy: '2' } })).status).toBe(400);
+    // Another user's solution, or garbage: POW_FAILED, the place kept.
+    const other = await joinWith(b!, voucherId, { altcha, buy: true });
+    expect(other.json.error.code).toBe('POW_FAILED');
+    expect((await joinWith(a!, voucherId, { altcha: 'bm90IGEgcHJvb2Y=', buy: true })).json.error.code).toBe('POW_FAILED');
+    expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(0);
+    // Right and one's own: the grab's answer in the join's.
+    const won = await joinWith(a!, voucherId, { altcha, buy: true });
+    expect(won.status).toBe(200);
+    expect(won.json.data.state).toBe('admitted');
+    expect(won.json.data.purchase).toMatchObject({ status: 'pending' });
+    expect(won.json.data.purchase.orderId).toMatch(/^\d+$/);
+    // The proof counted once; the gate stays passed, so a look with buy=1 buys again — and the grab refuses.
+    const again = await buyingLook(a!, voucherId, 0);
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe('ALREADY_BOUGHT');
+    expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(1);
+    await drained(voucherId, 1);
+    await assertInvariants(voucherId, { drained: true });
   });
 });
 

@@ -44,13 +44,14 @@ export async function roomChallenge(db: Executor, redis: RedisClient, voucherId:
 }
 
 /**
- * The view with the gate's challenge once admitted (RoomView.challenge); as it is otherwise. The
+ * The view with the gate's challenge once admitted (RoomView.challenge), or while waiting too when
+ * `waitingToo` (a join's answer: the challenge to solve while waiting); as it is otherwise. The
  * challenge is a convenience: when it cannot be made (MySQL slow or down, a room that opened by
  * itself lapsing meanwhile) the admission is answered without it, never turned into an error (the
  * client asks GET …/challenge, as the page does).
  */
-export async function withChallenge(db: Executor, redis: RedisClient, voucherId: string, userId: string, view: RoomView): Promise<RoomView> {
-  if (view.state !== 'admitted') return view;
+export async function withChallenge(db: Executor, redis: RedisClient, voucherId: string, userId: string, view: RoomView, waitingToo = false): Promise<RoomView> {
+  if (view.state !== 'admitted' && !(waitingToo && view.state === 'waiting')) return view;
   try {
     return { ...view, challenge: await roomChallenge(db, redis, voucherId, userId) };
   } catch (err) {

@@ -18,6 +18,7 @@ import { issueGrabToken, newEpoch, verifyTicket } from '@/lib/seckill/room/token
 import { runScript } from '@/lib/redis/scripts';
 import { homeTag } from '@/lib/seckill/buckets/count';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
+import { grabVoucher, type GrabResult } from '@/lib/seckill/grab';
 
 export interface GrabPass {
   token: string;
@@ -33,15 +34,28 @@ export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string
   const { view, snap } = await lookRoomWithSnapshot(db, redis, voucherId, userId, false);
   if (view.state === 'soldout') throw new AppError('SOLD_OUT', '已抢光');
   if (view.state !== 'admitted') throw new AppError('NOT_ADMITTED', view.state === 'none' ? '请先排队' : `还没轮到你，前面还有 ${view.ahead ?? 0} 人`);
+  // The look's snapshot has the sale's end (a sold-out answer from memory has none, and throws above).
+  await passGate(redis, voucherId, userId, input.altcha, snap?.end);
+  return issueToken(redis, voucherId, userId);
+}
+
+/**
+ * The bot gate for this user and sale: passed before (the room's `passed` set), or now by spending
+ * `altcha` (one solution, once; POW_FAILED otherwise). Passing is remembered until an hour after the
+ * sale's end (`end`, read from Redis when the caller has no snapshot of it).
+ */
+export async function passGate(redis: RedisClient, voucherId: string, userId: string, altcha: string | undefined, end?: number): Promise<void> {
   const passed = keys.roomPassed(voucherId);
-  if ((await redis.sismember(passed, userId)) !== 1) {
-    const ok = input.altcha !== undefined && (await spendSolution(redis, voucherId, userId, input.altcha));
-    roomMetrics.challenge(ok);
-    if (!ok) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
-    // The look's snapshot has the sale's end (a sold-out answer from memory has none, and throws above).
-    const end = snap?.end ?? (await saleEndMs(redis, voucherId));
-    await redis.multi().sadd(passed, userId).pexpireat(passed, end + 3_600_000).exec();
-  }
+  if ((await redis.sismember(passed, userId)) === 1) return;
+  const ok = altcha !== undefined && (await spendSolution(redis, voucherId, userId, altcha));
+  roomMetrics.challenge(ok);
+  if (!ok) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
+  const until = end ?? (await saleEndMs(redis, voucherId));
+  await redis.multi().sadd(passed, userId).pexpireat(passed, until + 3_600_000).exec();
+}
+
+/** A one-time grab token for this user and sale (the caller checked the admission and the gate). */
+async function issueToken(redis: RedisClient, voucherId: string, userId: string): Promise<{ pass: GrabPass; nonce: string }> {
   // The epoch of the bucket the user grabs in (the grab script reads it from that meta).
   const epoch = await runScript<string | null>(redis, 'seckill-epoch', [keys.seckillMeta(await homeTag(redis, voucherId, userId))], [newEpoch()]);
   // Not preheated (Redis lost the sale since the look above): the next look rebuilds it.
@@ -49,6 +63,20 @@ export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string
   const t = issueGrabToken(voucherId, userId, env.ROOM_GRAB_TOKEN_TTL_MS, Date.now(), epoch);
   roomMetrics.tokenIssued();
   return { pass: { token: t.token, grabUrl: `/api/seckill/${voucherId}?g=${t.token}`, expiresAt: t.expiresAt }, nonce: t.nonce };
+}
+
+/**
+ * Buying on admission (docs/fair-sale.md#buying-on-admission): the grab of an admitted visitor who
+ * asked for it (`buy`) and has passed the gate (`passed`: this request did; else the passed set
+ * says), made by the look that learned of the admission, with a token minted for it here. Null when
+ * the gate is not passed: the look answers `admitted` with the challenge, as without `buy`. The
+ * looks of one process are answered in place order (park.ts) and every step here is a round trip on
+ * the same Redis connection, so their grabs reach Redis, and win, in place order.
+ */
+export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, passed: boolean): Promise<GrabResult | null> {
+  if (!passed && (await redis.sismember(keys.roomPassed(voucherId), userId)) !== 1) return null;
+  const { nonce } = await issueToken(redis, voucherId, userId);
+  return grabVoucher(db, redis, { voucherId, userId, ip, nonce });
 }
 
 async function saleEndMs(redis: RedisClient, voucherId: string): Promise<number> {

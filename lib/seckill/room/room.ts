@@ -14,7 +14,7 @@ import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { processAdmission } from '@/lib/hot/admission-limit';
 import { drawWinners, newSeed } from '@/lib/seckill/reservation/draw';
-import { preheatIfOnSale } from '@/lib/seckill/grab';
+import { preheatIfOnSale, type GrabResult } from '@/lib/seckill/grab';
 import { refusalMemoryOf } from '@/lib/seckill/refusal-memory';
 import { BoundedMemory } from '@/lib/bounded-memory';
 import type { Challenge } from 'altcha-lib/types';
@@ -47,12 +47,14 @@ export interface RoomView {
    */
   allHeld: boolean;
   /**
-   * Once admitted, the bot gate's challenge for this user and sale (the route adds it): a client
-   * that did not solve while waiting (an app, a script, the bench) solves this one without asking
-   * for it, one round trip less per buyer at the sale's busiest moment. GET …/room/challenge gives
-   * the same kind; the page's widget asks for its own while waiting.
+   * Once admitted, and in a join's answer while waiting, the bot gate's challenge for this user and
+   * sale (the route adds it): a client solves it without asking for it, one round trip less per
+   * buyer at the sale's busiest moment. GET …/room/challenge gives the same kind; the page's widget
+   * asks for its own while waiting.
    */
   challenge?: Challenge;
+  /** A look or join that asked to buy on admission and was admitted through the gate: the grab's answer (the route adds it). */
+  purchase?: GrabResult;
 }
 
 /**

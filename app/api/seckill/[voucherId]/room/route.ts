@@ -1,17 +1,65 @@
 import { z } from 'zod';
-import { route } from '@/lib/http/route';
-import { expectNoBody, parseId, parseQuery } from '@/lib/http/parse';
+import { route, type Admission } from '@/lib/http/route';
+import { parseId, parseOptionalJson, parseQuery } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { consume } from '@/lib/rate-limit';
-import { lookRoom, lookRoomWithSnapshot, soldOutFromMemory } from '@/lib/seckill/room/room';
+import { lookRoomWithSnapshot, soldOutFromMemory } from '@/lib/seckill/room/room';
 import { park } from '@/lib/seckill/room/park';
 import { withChallenge } from '@/lib/seckill/room/challenge';
+import { buyOnAdmission, passGate } from '@/lib/seckill/room/grab-token';
+import type { RoomView } from '@/lib/seckill/room/room';
 
 const lookQuery = z.object({
   /** Wait up to this long (ms) for the moment this ticket is admitted, the sale sells out or ends (a long poll). */
   wait: z.coerce.number().int().min(0).max(60_000).default(0),
+  /** Buy on admission (docs/fair-sale.md#buying-on-admission): needs the gate passed before. */
+  buy: z.literal('1', { error: 'buy 只能为 1' }).optional(),
 });
+
+const joinBody = z
+  .object({
+    /** The bot gate's solution (of the challenge the join's answer carries, or GET …/room/challenge's): passes the gate now, before the turn comes. */
+    altcha: z.string().max(2048, '人机验证数据无效').optional(),
+    /** Buy on admission (docs/fair-sale.md#buying-on-admission): now if admitted, else when the turn comes. */
+    buy: z.literal(true, { error: 'buy 只能为 true' }).optional(),
+    /** As the look's `wait`: a waiting join is held until its admission, the sell-out or the end. */
+    wait: z.number({ error: 'wait 无效' }).int().min(0).max(60_000).optional(),
+  })
+  .strict()
+  .default({});
+
+interface Ask {
+  join: boolean;
+  wait: number;
+  buy: boolean;
+  altcha?: string;
+}
+
+/**
+ * One look (or join) as asked: the gate passed with `altcha` (after the join: a bad solution keeps
+ * the place, the same user joining again keeps it), held while waiting when `wait` > 0 (parked: no
+ * slot of the hot server's in-flight limit), then, admitted and through the gate with `buy`, the
+ * grab made here and answered as `purchase` (its refusals as the grab's errors, a 503 to retry);
+ * otherwise the view, with the gate's challenge when admitted (and, on a join, while waiting).
+ */
+async function lookAndAnswer(voucherId: string, userId: string, ip: string, admission: Admission | undefined, ask: Ask): Promise<RoomView> {
+  const { view, snap } = await lookRoomWithSnapshot(db, redis, voucherId, userId, ask.join);
+  const passing = ask.altcha !== undefined && view.state !== 'soldout';
+  if (passing) await passGate(redis, voucherId, userId, ask.altcha, snap?.end);
+  let seen = view;
+  if (ask.wait > 0 && snap !== null) {
+    const out = park(db, redis, voucherId, userId, view, snap, ask.wait);
+    // Parked: waiting on the room's clock, not on the box's work.
+    if (out instanceof Promise) admission?.detach();
+    seen = await out;
+  }
+  if (ask.buy && seen.state === 'admitted') {
+    const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passing);
+    if (purchase) return { ...seen, purchase };
+  }
+  return withChallenge(db, redis, voucherId, userId, seen, ask.join && !passing);
+}
 
 /**
  * 已抢光 is the same answer for everyone and final: once this process knows it (soldOutFromMemory),
@@ -26,23 +74,26 @@ const soldOut = (params: Record<string, string>) => soldOutFromMemory(redis, par
  * position, ahead, estimateMs, shuffled, issued, served, beginTime, ticket }`. `GET ?wait=ms`
  * answers a waiting ticket when it is admitted, the sale sells out or ends, or the wait (at most
  * ROOM_LONG_POLL_MS) runs out, whichever comes first (docs/fair-sale.md#waiting-without-polling).
- * An admitted answer carries the bot gate's challenge (`challenge`, as GET …/challenge gives it).
+ * An admitted answer carries the bot gate's challenge (`challenge`, as GET …/challenge gives it);
+ * with `buy=1` and the gate passed, the purchase instead (docs/fair-sale.md#buying-on-admission).
  */
-export const GET = route({ auth: 'user', known: soldOut }, async ({ req, params, user, admission }) => {
+export const GET = route({ auth: 'user', known: soldOut }, async ({ req, params, user, ip, admission }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
-  const { wait } = parseQuery(req, lookQuery);
+  const { wait, buy } = parseQuery(req, lookQuery);
   await consume('roomUser', user.id);
-  const { view, snap } = await lookRoomWithSnapshot(db, redis, voucherId, user.id, false);
-  if (wait === 0 || snap === null) return withChallenge(db, redis, voucherId, user.id, view);
-  const out = park(db, redis, voucherId, user.id, view, snap, wait);
-  // Parked: waiting on the room's clock, not on the box's work.
-  if (out instanceof Promise) admission?.detach();
-  return withChallenge(db, redis, voucherId, user.id, await out);
+  return lookAndAnswer(voucherId, user.id, ip, admission, { join: false, wait, buy: buy === '1' });
 });
 
-export const POST = route({ auth: 'user', known: soldOut }, async ({ req, params, user }) => {
+/**
+ * Joins; the answer of a join with a place carries the gate's challenge. An optional body
+ * `{ altcha, buy, wait }` passes the gate with its solution and asks to buy on admission: admitted
+ * now, the answer is the purchase; waiting, with `wait` the join is held until the turn and then
+ * buys, else a later look with `buy=1` does.
+ */
+export const POST = route({ auth: 'user', known: soldOut }, async ({ req, params, user, ip, admission }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
-  await expectNoBody(req);
+  const input = await parseOptionalJson(req, joinBody);
   await consume('roomUser', user.id);
-  return withChallenge(db, redis, voucherId, user.id, await lookRoom(db, redis, voucherId, user.id, true));
+  if (input.altcha !== undefined) await consume('roomGateUser', user.id);
+  return lookAndAnswer(voucherId, user.id, ip, admission, { join: true, wait: input.wait ?? 0, buy: input.buy === true, altcha: input.altcha });
 });
