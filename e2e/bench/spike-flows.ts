@@ -105,7 +105,7 @@ export function solveAltcha(c: Challenge): string | null {
 }
 
 /** Flows whose steps only the product answers: the bare server takes the same spike with this flow instead. */
-export const bareFlow: Record<string, string> = { room: 'grab' };
+export const bareFlow: Record<string, string> = { room: 'grab', 'room-token': 'grab' };
 
 export const flows: Record<string, UserFlow> = {
   async grab(ctx) {
@@ -119,11 +119,95 @@ export const flows: Record<string, UserFlow> = {
   },
 
   /**
+   * The waiting room, buying on admission (docs/fair-sale.md#buying-on-admission), as an app would:
+   * join (the place is fixed at the first contact, whatever the solver's speed; the answer carries
+   * the gate's challenge), solve, then join again with the solution, `buy` and the page's wait: an
+   * admitted user's answer is the purchase, a waiting one's is held until the turn and then is the
+   * purchase (the room buys for the waiting in place order). Two requests per buyer; a wait that
+   * runs out goes on with looks (`buy=1`, a long poll).
+   */
+  async room(ctx) {
+    const maxAttempts = Number(ctx.options.attempts ?? 30);
+    const roomPath = `${ctx.path}/room`;
+    let failures = 0;
+    let position: number | undefined;
+    let grabbed = false;
+    const retry = async (r: SendResult): Promise<FlowOutcome | null> => {
+      if (++failures >= maxAttempts) return { status: r.status, code: 'GAVE_UP', position, grabbed };
+      await ctx.sleep(retryDelayMs(r));
+      return null;
+    };
+    const final = (r: SendResult): FlowOutcome => ({ status: r.status, code: errorCode(r.json), position, grabbed });
+    const retryOrFinal = async (r: SendResult): Promise<FlowOutcome | null> => (retryable(r) ? retry(r) : final(r));
+    let altcha: string | undefined;
+    let passed = false;
+    let first = true;
+    let waitMs = 0;
+    for (let joined = false; ; ) {
+      let r: SendResult;
+      let held = false;
+      const started = Date.now();
+      if (!joined) r = await ctx.send('POST', roomPath);
+      else if (altcha !== undefined && !passed) {
+        // The solution once (a join again keeps the place), buying when the turn comes.
+        ctx.mark('token');
+        grabbed = true;
+        held = true;
+        r = await ctx.send('POST', roomPath, { altcha, buy: true, wait: waitMs });
+        if (r.status === 200) passed = true;
+      } else {
+        held = true;
+        r = await ctx.send('GET', `${roomPath}?wait=${waitMs}&buy=1`);
+      }
+      if (r.status !== 200) {
+        const end = await retryOrFinal(r);
+        if (end) return end;
+        continue;
+      }
+      const look = dataOf<Look & { purchase?: { orderId: string } }>(r);
+      if (!look) return final(r);
+      if (first) {
+        first = false;
+        if (look.ticket && typeof look.position === 'number' && look.position > 0) ctx.mark('ticket');
+        else if (look.state === 'soldout') ctx.mark('soldoutFirst');
+      }
+      joined = true;
+      if (typeof look.position === 'number') position = look.position;
+      if (look.purchase) return { status: 200, position, grabbed };
+      if (look.state === 'soldout') return { status: 200, code: 'SOLD_OUT', position, grabbed };
+      if (look.state === 'none') return { status: 200, code: 'NO_TICKET', position, grabbed };
+      if (look.state === 'admitted') ctx.mark('admitted');
+      if (altcha === undefined) {
+        let challenge = look.challenge;
+        if (!challenge) {
+          const c = await ctx.send('GET', `${roomPath}/challenge`);
+          if (c.status !== 200) {
+            const end = await retryOrFinal(c);
+            if (end) return end;
+            continue;
+          }
+          challenge = c.json as Challenge;
+        }
+        altcha = solveAltcha(challenge) ?? undefined;
+        if (altcha === undefined) return { status: 200, code: 'UNSOLVED', position, grabbed };
+        ctx.mark('solved');
+        waitMs = look.state === 'admitted' ? 0 : lookDelayMs(look.estimateMs);
+        continue;
+      }
+      if (look.state === 'admitted') return { status: 200, code: 'ADMITTED_NOT_BOUGHT', position, grabbed };
+      // Held, but answered before its wait ran out while still waiting: the server did not hold it.
+      const early = held ? waitMs - (Date.now() - started) : 0;
+      waitMs = lookDelayMs(look.estimateMs);
+      if (early > 0) await ctx.sleep(early);
+    }
+  },
+
+  /**
    * The waiting room (docs/fair-sale.md#the-waiting-room) as its page walks it. Final answers: a
    * `soldout` look (200, SOLD_OUT), the token route's or the grab's refusal, the grab's 200. A 503
    * or a broken connection is retried after Retry-After with jitter, like the grab flow.
    */
-  async room(ctx) {
+  async 'room-token'(ctx) {
     const maxAttempts = Number(ctx.options.attempts ?? 30);
     const roomPath = `${ctx.path}/room`;
     let failures = 0;

@@ -242,6 +242,10 @@ export interface WinOrder {
   reached: number;
   pairs: number;
   inversions: number;
+  /** Pairs won at the same moment (a clock's resolution): neither in order nor out of it. */
+  ties: number;
+  /** The places of everyone who reached the grab (the first `winners` of them are the places that should win). */
+  positionsReached: number[];
   inversionShare: number;
   tau: number;
   outOfPlace: number;
@@ -270,10 +274,16 @@ export function winOrder(winners: { position: number; wonMs: number }[], reached
     return out.concat(l.slice(i), r.slice(j));
   };
   count(byTime.map((w) => w.position));
+  // Sorted by place within a moment, so a tie is never counted an inversion; counted here instead.
+  let ties = 0;
+  for (let i = 0, j = 0; i < n; i = j) {
+    while (j < n && byTime[j]!.wonMs === byTime[i]!.wonMs) j++;
+    ties += ((j - i) * (j - i - 1)) / 2;
+  }
   const pairs = (n * (n - 1)) / 2;
   const firstPlaces = new Set([...reachedPositions].sort((a, b) => a - b).slice(0, n));
   const outOfPlace = byTime.filter((w) => !firstPlaces.has(w.position)).length;
-  return { winners: n, reached: reachedPositions.length, pairs, inversions, inversionShare: pairs ? inversions / pairs : 0, tau: pairs ? 1 - (2 * inversions) / pairs : 1, outOfPlace };
+  return { winners: n, reached: reachedPositions.length, positionsReached: reachedPositions, pairs, inversions, ties, inversionShare: pairs ? inversions / pairs : 0, tau: pairs ? (pairs - ties - 2 * inversions) / pairs : 1, outOfPlace };
 }
 
 export interface RoomFigures {

@@ -133,6 +133,13 @@ describe('win order against ticket order (winOrder)', () => {
     expect(o).toMatchObject({ winners: 4, reached: 6, pairs: 6, inversions: 0, tau: 1, outOfPlace: 0 });
   });
 
+  it('a tie (one clock moment) counts neither way: tau-a over all pairs', () => {
+    const o = winOrder([w(1, 10), w(2, 10), w(3, 30), w(4, 40)], [1, 2, 3, 4]);
+    expect(o).toMatchObject({ pairs: 6, inversions: 0, ties: 1 });
+    expect(o.tau).toBeCloseTo(5 / 6, 10);
+    expect(winOrder([w(2, 10), w(1, 10)], [1, 2])).toMatchObject({ inversions: 0, ties: 1, tau: 0 });
+  });
+
   it('reversed: every pair inverted, tau −1', () => {
     const o = winOrder([w(1, 40), w(2, 30), w(3, 20), w(4, 10)], [1, 2, 3, 4]);
     expect(o.inversions).toBe(6);

@@ -37,7 +37,7 @@ import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/secki
 import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale, waitForDrain } from '../setup';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
-import { formatSpike, roomFigures, runSpike, sourceAddresses, stepTimeline, summarizeSpike, type SpikeSummary } from '../spike';
+import { formatSpike, roomFigures, runSpike, sourceAddresses, stepTimeline, summarizeSpike, winOrder, type SpikeSummary, type UserRecord } from '../spike';
 import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
 import type { Scenario } from '../types';
 import { runWrk, serversCpuSeconds } from '../wrk';
@@ -100,14 +100,15 @@ export const scenario: Scenario = {
     await purgeOrderQueue();
     const line = h.progress('users');
     line(`creating ${users} users with sessions`);
-    const tokens = (await createTestUsers(db, redis, users)).map((u) => u.token);
+    const created = await createTestUsers(db, redis, users);
+    const tokens = created.map((u) => u.token);
     line(`${users} users`, true);
     const summary = [
       `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es), cluster scheduling ${a.extra.sched ?? 'rr (node default)'}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);
-    const room = flow === 'room';
+    const room = flow.startsWith('room');
     const spike = (origin: string, path: string, phase: number, userFlow = flow, t0?: number) =>
       runSpike({ origin, path, flow: userFlow, options: flowOptions, tokens, clients, sources: sourceAddresses(sources, run, phase), windowMs, timeoutMs, t0 });
 
@@ -154,13 +155,17 @@ export const scenario: Scenario = {
       `  sold ${sale.orders} of ${sold} · oversold ${sale.oversold} · duplicates ${sale.duplicates} · lost ${sale.lost} · drain ${round(drainS, 2)} s · invariants ${sale.violations.length ? 'VIOLATED' : 'hold'}`,
     );
     const rf = room ? roomFigures(appRun.records) : undefined;
+    // The same winners ordered by the sale's own clock: each order's create_time, the grab script's
+    // Redis TIME in ms (ties at one millisecond count neither way), not the clients' receive times.
+    const soldOrder = rf ? winOrder(await soldAt(voucherId, created.map((u) => u.userId), appRun.records), rf.order.positionsReached) : undefined;
     if (rf) {
       const startS = (Number((await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', voucherId).executeTakeFirst())?.begin_time?.getTime?.() ?? NaN) - appRun.t0) / 1000;
       summary.push(
         `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'}, ROOM_HOLD_MS ${env.ROOM_HOLD_MS} · ` +
           `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users}, 已抢光 (arrived after the last unit went): ${rf.firstSoldOut}, of them before the last winner's grab token: ${rf.soldOutTooEarly} · ` +
           `win order: ${rf.order.winners} winners of ${rf.order.reached} who posted a grab, ${rf.order.outOfPlace} not among the first ${rf.order.winners} places of those, ` +
-          `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)}`,
+          `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)} by the clients' clocks; ` +
+          `by the sale's clock (orders' create_time): inversions ${soldOrder!.inversions}, ties ${soldOrder!.ties}, Kendall tau ${round(soldOrder!.tau, 3)}`,
       );
       summary.push(`  steps (first–median–last, since the spike's start): ${stepTimeline(appRun.records)}`);
     }
@@ -185,7 +190,7 @@ export const scenario: Scenario = {
         last_answer_s: round(app.lastAnswerS, 2), wait_p50_s: round(app.waitP50S, 2), wait_p99_s: round(app.waitP99S, 2),
         bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
         client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2),
-        ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, first_soldout: rf.firstSoldOut, soldout_too_early: rf.soldOutTooEarly, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3) } : {}),
+        ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, first_soldout: rf.firstSoldOut, soldout_too_early: rf.soldOutTooEarly, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3), sale_clock_inversions: soldOrder!.inversions, sale_clock_ties: soldOrder!.ties, sale_clock_tau: round(soldOrder!.tau, 3) } : {}),
         orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
       },
       rps: app.requests / app.lastAnswerS,
@@ -195,6 +200,15 @@ export const scenario: Scenario = {
     };
   },
 };
+
+/** The winners (accepted, with a place) with the moment the sale recorded each one's order (ms). */
+async function soldAt(voucherId: string, userIds: string[], records: UserRecord[]): Promise<{ position: number; wonMs: number }[]> {
+  const rows = await db.selectFrom('tb_voucher_order').select(['user_id', 'create_time']).where('voucher_id', '=', voucherId).execute();
+  const at = new Map(rows.map((r) => [String(r.user_id), new Date(r.create_time).getTime()]));
+  return records
+    .filter((r) => r.status === 200 && !r.code && r.position !== undefined && at.has(userIds[r.index]!))
+    .map((r) => ({ position: r.position!, wonMs: at.get(userIds[r.index]!)! }));
+}
 
 /** A few users through a small started room sale, so the measured spike finds the room's routes loaded and compiled. */
 async function warmRoom(origin: string, tokens: string[], powCost: number): Promise<void> {
