@@ -356,7 +356,10 @@ export class AdmissionLimit {
       next = inUse * (1 - this.smoothing * (1 - Math.max(0.5, slow / rtt)));
     }
     this.estimate = clamp(next, this.min, this.max);
-    this.limit = Math.max(1, Math.floor(this.estimate));
+    // Rounded, not floored: at a small limit the floor turned the smallest cut into a large one
+    // (2 · 0.75 = 1.5 → 1, half the limit), which starved a handler whose knee is 2 (one request's
+    // Redis call overlapping another's CPU) below it: 0.76× fixed's throughput in one run.
+    this.limit = Math.max(1, Math.round(this.estimate));
     if (this.arriving > 0) this.arriving--;
     if (this.trace) this.writeTrace(now, rtt, perSecond, usual, target, L, loop);
     this.windowStart = now;
