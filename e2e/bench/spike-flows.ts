@@ -4,10 +4,11 @@
  * every answer and socket error the same way for every flow, and records the flow's final answer.
  * A flow is named by `npm run bench -- spike --strategy <name>`. Today: `grab` (log in is done, the
  * session token is the user's; grab once, retry a 503 after Retry-After with jitter, like a client).
- * `room`: the waiting room (join → look again at the page's interval → when admitted, solve the
- * bot gate's challenge the admitted answer carries → the grab token and the grab as one request, `POST
- * …/room/token` with `grab: true`), marking 'ticket' when
- * its first answer is a ticket with a position ('soldoutFirst' when it is 已抢光 instead).
+ * `room`: the waiting room, buying on admission (join → solve the challenge the join's answer
+ * carries → join again with the solution, `buy` and a wait, answered with the purchase at the turn).
+ * `room-token`: the page's path without its click (join → looks → once admitted, the token and the
+ * grab as one request, `POST …/room/token` with `grab: true`). Both mark 'ticket' when the first
+ * answer is a ticket with a position ('soldoutFirst' when it is 已抢光 instead).
  */
 import { hash } from 'node:crypto';
 import type { UserResponse } from './user-client';
