@@ -108,6 +108,58 @@ export function solveAltcha(c: Challenge): string | null {
 /** Flows whose steps only the product answers: the bare server takes the same spike with this flow instead. */
 export const bareFlow: Record<string, string> = { room: 'grab', 'room-token': 'grab' };
 
+/**
+ * A room flow's user: their last known place, whether they asked to buy, and how an answer ends
+ * their flow or is retried — what both room flows share.
+ */
+class RoomVisitor {
+  position: number | undefined;
+  grabbed = false;
+  private failures = 0;
+  private first = true;
+
+  constructor(
+    private readonly ctx: FlowContext,
+    readonly roomPath: string,
+  ) {}
+
+  /** The user's final outcome. */
+  end(status: number, code?: string): FlowOutcome {
+    return { status, code, position: this.position, grabbed: this.grabbed };
+  }
+
+  /** A refused answer: null after waiting when it is worth another try (a 503 or a broken connection, up to `attempts` in all), else the final outcome. */
+  async retryOrEnd(r: SendResult): Promise<FlowOutcome | null> {
+    if (!retryable(r)) return this.end(r.status, errorCode(r.json));
+    if (++this.failures >= Number(this.ctx.options.attempts ?? 30)) return this.end(r.status, 'GAVE_UP');
+    await this.ctx.sleep(retryDelayMs(r));
+    return null;
+  }
+
+  /** An answer of the room: the first one marks 'ticket' (a place) or 'soldoutFirst' (已抢光: no ticket for nothing); a place is kept. */
+  saw(look: Look | undefined): void {
+    if (this.first) {
+      this.first = false;
+      if (look && look.ticket && typeof look.position === 'number' && look.position > 0) this.ctx.mark('ticket');
+      else if (look && look.state === 'soldout') this.ctx.mark('soldoutFirst');
+    }
+    if (typeof look?.position === 'number') this.position = look.position;
+  }
+
+  /** The gate's solution of `challenge` (or of one asked for now): the solution, an outcome to end with, or null to go round again after a retried answer. */
+  async solve(challenge: Challenge | undefined): Promise<string | FlowOutcome | null> {
+    if (!challenge) {
+      const c = await this.ctx.send('GET', `${this.roomPath}/challenge`);
+      if (c.status !== 200) return this.retryOrEnd(c);
+      challenge = c.json as Challenge;
+    }
+    const solved = solveAltcha(challenge);
+    if (!solved) return this.end(200, 'UNSOLVED');
+    this.ctx.mark('solved');
+    return solved;
+  }
+}
+
 export const flows: Record<string, UserFlow> = {
   async grab(ctx) {
     const maxAttempts = Number(ctx.options.attempts ?? 30);
@@ -128,74 +180,48 @@ export const flows: Record<string, UserFlow> = {
    * runs out goes on with looks (`buy=1`, a long poll).
    */
   async room(ctx) {
-    const maxAttempts = Number(ctx.options.attempts ?? 30);
-    const roomPath = `${ctx.path}/room`;
-    let failures = 0;
-    let position: number | undefined;
-    let grabbed = false;
-    const retry = async (r: SendResult): Promise<FlowOutcome | null> => {
-      if (++failures >= maxAttempts) return { status: r.status, code: 'GAVE_UP', position, grabbed };
-      await ctx.sleep(retryDelayMs(r));
-      return null;
-    };
-    const final = (r: SendResult): FlowOutcome => ({ status: r.status, code: errorCode(r.json), position, grabbed });
-    const retryOrFinal = async (r: SendResult): Promise<FlowOutcome | null> => (retryable(r) ? retry(r) : final(r));
+    const u = new RoomVisitor(ctx, `${ctx.path}/room`);
     let altcha: string | undefined;
     let passed = false;
-    let first = true;
     let waitMs = 0;
     for (let joined = false; ; ) {
       let r: SendResult;
       let held = false;
       const started = Date.now();
-      if (!joined) r = await ctx.send('POST', roomPath);
+      if (!joined) r = await ctx.send('POST', u.roomPath);
       else if (altcha !== undefined && !passed) {
         // The solution once (a join again keeps the place), buying when the turn comes.
         ctx.mark('token');
-        grabbed = true;
+        u.grabbed = true;
         held = true;
-        r = await ctx.send('POST', roomPath, { altcha, buy: true, wait: waitMs });
+        r = await ctx.send('POST', u.roomPath, { altcha, buy: true, wait: waitMs });
         if (r.status === 200) passed = true;
       } else {
         held = true;
-        r = await ctx.send('GET', `${roomPath}?wait=${waitMs}&buy=1`);
+        r = await ctx.send('GET', `${u.roomPath}?wait=${waitMs}&buy=1`);
       }
       if (r.status !== 200) {
-        const end = await retryOrFinal(r);
+        const end = await u.retryOrEnd(r);
         if (end) return end;
         continue;
       }
       const look = dataOf<Look & { purchase?: { orderId: string } }>(r);
-      if (!look) return final(r);
-      if (first) {
-        first = false;
-        if (look.ticket && typeof look.position === 'number' && look.position > 0) ctx.mark('ticket');
-        else if (look.state === 'soldout') ctx.mark('soldoutFirst');
-      }
+      if (!look) return u.end(r.status, errorCode(r.json));
+      u.saw(look);
       joined = true;
-      if (typeof look.position === 'number') position = look.position;
-      if (look.purchase) return { status: 200, position, grabbed };
-      if (look.state === 'soldout') return { status: 200, code: 'SOLD_OUT', position, grabbed };
-      if (look.state === 'none') return { status: 200, code: 'NO_TICKET', position, grabbed };
+      if (look.purchase) return u.end(200);
+      if (look.state === 'soldout') return u.end(200, 'SOLD_OUT');
+      if (look.state === 'none') return u.end(200, 'NO_TICKET');
       if (look.state === 'admitted') ctx.mark('admitted');
       if (altcha === undefined) {
-        let challenge = look.challenge;
-        if (!challenge) {
-          const c = await ctx.send('GET', `${roomPath}/challenge`);
-          if (c.status !== 200) {
-            const end = await retryOrFinal(c);
-            if (end) return end;
-            continue;
-          }
-          challenge = c.json as Challenge;
-        }
-        altcha = solveAltcha(challenge) ?? undefined;
-        if (altcha === undefined) return { status: 200, code: 'UNSOLVED', position, grabbed };
-        ctx.mark('solved');
+        const solved = await u.solve(look.challenge);
+        if (solved === null) continue;
+        if (typeof solved !== 'string') return solved;
+        altcha = solved;
         waitMs = look.state === 'admitted' ? 0 : lookDelayMs(look.estimateMs);
         continue;
       }
-      if (look.state === 'admitted') return { status: 200, code: 'ADMITTED_NOT_BOUGHT', position, grabbed };
+      if (look.state === 'admitted') return u.end(200, 'ADMITTED_NOT_BOUGHT');
       // Held, but answered before its wait ran out while still waiting: the server did not hold it.
       const early = held ? waitMs - (Date.now() - started) : 0;
       waitMs = lookDelayMs(look.estimateMs);
@@ -209,49 +235,29 @@ export const flows: Record<string, UserFlow> = {
    * or a broken connection is retried after Retry-After with jitter, like the grab flow.
    */
   async 'room-token'(ctx) {
-    const maxAttempts = Number(ctx.options.attempts ?? 30);
-    const roomPath = `${ctx.path}/room`;
-    let failures = 0;
-    let first = true;
-    let position: number | undefined;
+    const u = new RoomVisitor(ctx, `${ctx.path}/room`);
     let ticket: string | null = null;
-    let grabbed = false;
     let challenge: Challenge | undefined;
-    // A 503 or a broken connection: wait and go on, up to maxAttempts in all.
-    const retry = async (r: SendResult): Promise<FlowOutcome | null> => {
-      if (++failures >= maxAttempts) return { status: r.status, code: 'GAVE_UP', position, grabbed };
-      await ctx.sleep(retryDelayMs(r));
-      return null;
-    };
-    const final = (r: SendResult): FlowOutcome => ({ status: r.status, code: errorCode(r.json), position, grabbed });
-    // A refused answer: null after waiting when it is worth another try, else the user's final outcome.
-    const retryOrFinal = async (r: SendResult): Promise<FlowOutcome | null> => (retryable(r) ? retry(r) : final(r));
     // Join, then look (a long poll, waiting up to the page's interval) until admitted or sold out.
     let waitMs = 0;
     for (let joined = false; ; ) {
       const started = Date.now();
-      const r = await ctx.send(joined ? 'GET' : 'POST', joined ? `${roomPath}?wait=${waitMs}` : roomPath);
+      const r = await ctx.send(joined ? 'GET' : 'POST', joined ? `${u.roomPath}?wait=${waitMs}` : u.roomPath);
       const look = r.status === 200 ? dataOf<Look>(r) : undefined;
-      if (first) {
-        first = false;
-        if (look && look.ticket && typeof look.position === 'number' && look.position > 0) ctx.mark('ticket');
-        // Arrived after the last unit went: the one answer is final (no ticket for nothing).
-        else if (look && look.state === 'soldout') ctx.mark('soldoutFirst');
-      }
+      u.saw(look);
       if (!look) {
-        const end = await retryOrFinal(r);
+        const end = await u.retryOrEnd(r);
         if (end) return end;
         continue;
       }
       joined = true;
-      if (typeof look.position === 'number') position = look.position;
       ticket = look.ticket ?? ticket;
-      if (look.state === 'soldout') return { status: 200, code: 'SOLD_OUT', position, grabbed };
+      if (look.state === 'soldout') return u.end(200, 'SOLD_OUT');
       if (look.state === 'admitted') {
         challenge = look.challenge;
         break;
       }
-      if (look.state === 'none') return { status: 200, code: 'NO_TICKET', position, grabbed };
+      if (look.state === 'none') return u.end(200, 'NO_TICKET');
       // Answered before the wait ran out while still waiting: the server did not hold the look.
       const early = waitMs - (Date.now() - started);
       waitMs = lookDelayMs(look.estimateMs);
@@ -264,26 +270,17 @@ export const flows: Record<string, UserFlow> = {
     let altcha: string | undefined;
     for (;;) {
       if (altcha === undefined) {
-        if (!challenge) {
-          const c = await ctx.send('GET', `${roomPath}/challenge`);
-          if (c.status !== 200) {
-            const end = await retryOrFinal(c);
-            if (end) return end;
-            continue;
-          }
-          challenge = c.json as Challenge;
-        }
-        const solved = solveAltcha(challenge);
-        if (!solved) return { status: 200, code: 'UNSOLVED', position, grabbed };
+        const solved = await u.solve(challenge);
+        if (solved === null) continue;
+        if (typeof solved !== 'string') return solved;
         altcha = solved;
-        ctx.mark('solved');
       }
       // 'token': when the user asked for their grab token (here with the grab itself): nobody may
       // hear 已抢光 before the last winner did.
       ctx.mark('token');
-      grabbed = true;
-      const g = await ctx.send('POST', `${roomPath}/token`, { ticket, altcha, grab: true });
-      const end = await retryOrFinal(g);
+      u.grabbed = true;
+      const g = await ctx.send('POST', `${u.roomPath}/token`, { ticket, altcha, grab: true });
+      const end = await u.retryOrEnd(g);
       if (end) return end;
     }
   },
