@@ -4,8 +4,9 @@
  * every answer and socket error the same way for every flow, and records the flow's final answer.
  * A flow is named by `npm run bench -- spike --strategy <name>`. Today: `grab` (log in is done, the
  * session token is the user's; grab once, retry a 503 after Retry-After with jitter, like a client).
- * `room`: the waiting room, buying on admission (join → solve the challenge the join's answer
- * carries → join again with the solution, `buy` and a wait, answered with the purchase at the turn).
+ * `room`: the waiting room, buying on admission (join asking to buy, which keeps the place's turn →
+ * solve the challenge the join's answer carries → join again with the solution, `buy` and a wait,
+ * answered with the purchase at the turn).
  * `room-token`: the page's path without its click (join → looks → once admitted, the token and the
  * grab as one request, `POST …/room/token` with `grab: true`). Both mark 'ticket' when the first
  * answer is a ticket with a position ('soldoutFirst' when it is 已抢光 instead).
@@ -173,8 +174,8 @@ export const flows: Record<string, UserFlow> = {
 
   /**
    * The waiting room, buying on admission (docs/fair-sale.md#buying-on-admission), as an app would:
-   * join (the place is fixed at the first contact, whatever the solver's speed; the answer carries
-   * the gate's challenge), solve, then join again with the solution, `buy` and the page's wait: an
+   * join asking to buy (the place is fixed at the first contact, whatever the solver's speed, and
+   * keeps its turn, docs/fair-sale.md#in-turn; the answer carries the gate's challenge), solve, then join again with the solution, `buy` and the page's wait: an
    * admitted user's answer is the purchase, a waiting one's is held until the turn and then is the
    * purchase (the room buys for the waiting in place order). Two requests per buyer; a wait that
    * runs out goes on with looks (`buy=1`, a long poll).
@@ -188,7 +189,8 @@ export const flows: Record<string, UserFlow> = {
       let r: SendResult;
       let held = false;
       const started = Date.now();
-      if (!joined) r = await ctx.send('POST', u.roomPath);
+      // The first join asks to buy: admitted at once, the place keeps its turn while this user solves.
+      if (!joined) r = await ctx.send('POST', u.roomPath, { buy: true });
       else if (altcha !== undefined && !passed) {
         // The solution once (a join again keeps the place), buying when the turn comes.
         ctx.mark('token');

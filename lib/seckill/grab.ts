@@ -16,7 +16,7 @@ import type { DB } from '@/lib/db/client';
 import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { env } from '@/lib/env';
 import { AppError, notFound } from '@/lib/errors';
-import { OrderIdPool } from '@/lib/id/pool';
+import { OrderIdPool, type TakenId } from '@/lib/id/pool';
 import { log } from '@/lib/log';
 import { voidUnconfirmedOrder } from '@/lib/seckill/failure.repository';
 import type { OrderMessage } from '@/lib/seckill/message';
@@ -44,6 +44,8 @@ export interface GrabInput {
   ip: string;
   /** A verified grab token's `<epoch>.<nonce>` (docs/fair-sale.md#the-grab-token); absent when the grab carries none. */
   nonce?: string;
+  /** The order id, taken before (takeOrderId): the grab then reaches Redis without waiting for one. */
+  taken?: TakenId;
 }
 
 export interface GrabResult {
@@ -101,6 +103,14 @@ const rememberedAnswer: Record<RememberedCode, AppError> = {
   ENDED: refusals[GrabCode.ENDED]!(),
 };
 
+/** An order id for a grab made a little later (buying in turn: docs/fair-sale.md#in-turn), from this process's pool. */
+export function takeOrderId(redis: RedisClient): Promise<TakenId> | TakenId {
+  const ids = idPool(redis);
+  return ids.takeNow() ?? ids.take();
+}
+
+const idPool = (redis: RedisClient) => (g.__hmdpOrderIds ??= new OrderIdPool(redis));
+
 /**
  * The grab through Redis (or MySQL for the `db` benchmark strategy). A refusal this process
  * remembers is answered before it, by the route (rememberedRefusal): this asks Redis, and teaches
@@ -113,8 +123,8 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   }
   const memory = refusalMemoryOf(redis);
   const mark = memory?.mark() ?? 0;
-  const ids = (g.__hmdpOrderIds ??= new OrderIdPool(redis));
-  const { id: orderId, giveBack } = ids.takeNow() ?? (await ids.take());
+  const ids = idPool(redis);
+  const { id: orderId, giveBack } = input.taken ?? ids.takeNow() ?? (await ids.take());
   const limits = env.RATE_LIMITS ? { user: env.SECKILL_USER_PER_SECOND, ip: env.SECKILL_IP_PER_SECOND } : undefined;
   // The user's home bucket (docs/buckets.md): the voucher's own tag for N = 1; N is asked of
   // Redis once per voucher per process, never per grab.

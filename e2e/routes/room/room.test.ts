@@ -568,6 +568,45 @@ describe('buying on admission', () => {
     await drained(voucherId, 1);
     await assertInvariants(voucherId, { drained: true });
   });
+
+  it('in turn: a buyer admitted at once waits for the place ahead still solving, and goes when it buys or its moment ends', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 4 });
+    const [a, b, c, d] = await createTestUsers(db, redis, 4);
+    for (const u of [a!, b!, c!, d!]) await join(u, voucherId);
+    await waitFor('all four admitted', async () => (await look(d!, voucherId)).json.data.state === 'admitted', 5000, 50);
+    // Each asks to buy without the gate passed: admitted, told to solve, and their turn is kept.
+    const asked = new Map<TestUser, { position: number; challenge: ReturnType<typeof newChallenge> }>();
+    for (const u of [a!, b!, c!, d!]) {
+      const r = await joinWith(u, voucherId, { buy: true });
+      expect(r.json.data).toMatchObject({ state: 'admitted' });
+      asked.set(u, { position: r.json.data.position, challenge: r.json.data.challenge });
+    }
+    expect([a!, b!, c!, d!].map((u) => asked.get(u)!.position)).toEqual([1, 2, 3, 4]);
+    const solution = (u: TestUser) => solvedPayload(asked.get(u)!.challenge);
+    // b solves first: its grab waits for a's, which is still due.
+    let bDone = false;
+    const bBuys = joinWith(b!, voucherId, { altcha: await solution(b!), buy: true }).then((r) => ((bDone = true), r));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(bDone).toBe(false);
+    expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(0);
+    const aBuys = await joinWith(a!, voucherId, { altcha: await solution(a!), buy: true });
+    expect(aBuys.json.data.purchase).toMatchObject({ status: 'pending' });
+    expect((await bBuys).json.data.purchase).toMatchObject({ status: 'pending' });
+    // c never comes back: d waits for it only until c's moment (ROOM_TURN_MS from c's admitted answer) ends.
+    const t0 = Date.now();
+    const dBuys = await joinWith(d!, voucherId, { altcha: await solution(d!), buy: true });
+    const waited = Date.now() - t0;
+    expect(dBuys.json.data.purchase).toMatchObject({ status: 'pending' });
+    expect(waited).toBeGreaterThan(env.ROOM_TURN_MS / 2);
+    expect(waited).toBeLessThan(env.ROOM_TURN_MS + 3000);
+    await drained(voucherId, 3);
+    // The sale's clock: a before b before d.
+    const rows = await db.selectFrom('tb_voucher_order').select(['user_id', 'create_time']).where('voucher_id', '=', voucherId).execute();
+    const soldAt = new Map(rows.map((r) => [String(r.user_id), new Date(r.create_time).getTime()]));
+    expect(soldAt.get(a!.userId)!).toBeLessThanOrEqual(soldAt.get(b!.userId)!);
+    expect(soldAt.get(b!.userId)!).toBeLessThan(soldAt.get(d!.userId)!);
+    await assertInvariants(voucherId, { drained: true });
+  });
 });
 
 describe('sold out', () => {

@@ -18,7 +18,8 @@ import { issueGrabToken, newEpoch, verifyTicket } from '@/lib/seckill/room/token
 import { runScript } from '@/lib/redis/scripts';
 import { homeTag } from '@/lib/seckill/buckets/count';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
-import { grabVoucher, type GrabResult } from '@/lib/seckill/grab';
+import { grabVoucher, takeOrderId, type GrabResult } from '@/lib/seckill/grab';
+import { leaveTurn, takeTurn } from '@/lib/seckill/room/turns';
 
 export interface GrabPass {
   token: string;
@@ -70,13 +71,45 @@ async function issueToken(redis: RedisClient, voucherId: string, userId: string)
  * asked for it (`buy`) and has passed the gate (`passed`: this request did; else the passed set
  * says), made by the look that learned of the admission, with a token minted for it here. Null when
  * the gate is not passed: the look answers `admitted` with the challenge, as without `buy`. The
- * looks of one process are answered in place order (park.ts) and every step here is a round trip on
- * the same Redis connection, so their grabs reach Redis, and win, in place order.
+ * looks of one process are answered in place order (park.ts), and a buyer admitted at once waits for
+ * the due places ahead of theirs (turns.ts), so their grabs reach Redis, and win, in place order.
+ * `onWait`: called when the grab waits for its turn (the caller lets go of its in-flight slot).
  */
-export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, passed: boolean): Promise<GrabResult | null> {
+export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, passed: boolean, place: number | null, onWait?: () => void): Promise<GrabResult | null> {
   if (!passed && (await redis.sismember(keys.roomPassed(voucherId), userId)) !== 1) return null;
+  if (place === null) return buy(db, redis, voucherId, userId, ip);
+  try {
+    return await buy(db, redis, voucherId, userId, ip, place, onWait);
+  } finally {
+    leaveTurn(voucherId, place, userId);
+  }
+}
+
+/**
+ * The token and an order id, then the turn (docs/fair-sale.md#in-turn: the grabs of the places ahead
+ * that are still due go first), then the grab, sent without another round trip after the turn comes.
+ */
+async function buy(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, place?: number, onWait?: () => void): Promise<GrabResult> {
   const { nonce } = await issueToken(redis, voucherId, userId);
-  return grabVoucher(db, redis, { voucherId, userId, ip, nonce });
+  if (place === undefined) return grabVoucher(db, redis, { voucherId, userId, ip, nonce });
+  // The order id first: after the turn nothing may wait before the grab script is sent.
+  const taken = await takeOrderId(redis);
+  return new Promise<GrabResult>((resolve, reject) => {
+    const atOnce = takeTurn(
+      voucherId,
+      place,
+      userId,
+      (users) => redis.zmscore(keys.roomQueue(voucherId), ...users).then(placesFrom),
+      // Called when the turn comes; grabVoucher sends the grab script before its first await (the id is taken).
+      () => void grabVoucher(db, redis, { voucherId, userId, ip, nonce, taken }).then(resolve, reject),
+    );
+    if (!atOnce) onWait?.();
+  });
+}
+
+/** ZMSCORE's answer as places (null: not in the room). */
+function placesFrom(scores: (string | null)[]): (number | null)[] {
+  return scores.map((s) => (s === null ? null : Number(s)));
 }
 
 async function saleEndMs(redis: RedisClient, voucherId: string): Promise<number> {

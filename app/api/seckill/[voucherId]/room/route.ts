@@ -8,6 +8,7 @@ import { lookRoomWithSnapshot, soldOutFromMemory } from '@/lib/seckill/room/room
 import { park } from '@/lib/seckill/room/park';
 import { withChallenge } from '@/lib/seckill/room/challenge';
 import { buyOnAdmission, passGate } from '@/lib/seckill/room/grab-token';
+import { keepEarlyTurn, keepTurn } from '@/lib/seckill/room/turns';
 import type { RoomView } from '@/lib/seckill/room/room';
 
 const lookQuery = z.object({
@@ -55,8 +56,17 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
     seen = await out;
   }
   if (ask.buy && seen.state === 'admitted') {
-    const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passing);
+    // Waiting for the turn, like a parked look, waits on others, not on the box's work.
+    const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passing, seen.position, () => admission?.detach());
     if (purchase) return { ...seen, purchase };
+    // Admitted, asking to buy, the gate still to solve: the places behind wait a moment for this
+    // one's grab (docs/fair-sale.md#in-turn).
+    if (seen.position !== null) keepTurn(voucherId, seen.position, true);
+  } else if (ask.buy && seen.state === 'waiting') {
+    // Waiting: after the start the place is final (its moment starts once the places behind buy);
+    // before it, the shuffle will give the place (kept by user until then).
+    if (!seen.shuffled) keepEarlyTurn(voucherId, userId);
+    else if (seen.position !== null) keepTurn(voucherId, seen.position, false);
   }
   return withChallenge(db, redis, voucherId, userId, seen, ask.join && !passing);
 }

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { keepEarlyTurn, keepTurn, leaveTurn, takeTurn, turnsOf, type PlacesOf } from './turns';
+
+/** The room's places for the tests' pre-start buyers: user `e<n>` is at place n after the shuffle. */
+const placesOf: PlacesOf = async (users) => users.map((u) => (u.startsWith('e') ? Number(u.slice(1)) : null));
+
+/** Takes the turn of `place` for user `u<place>`: resolves when its grab is sent (recorded in `went`). */
+function take(voucherId: string, place: number, went: number[], userId = `u${place}`): Promise<void> {
+  return new Promise((sent) =>
+    takeTurn(voucherId, place, userId, placesOf, () => {
+      went.push(place);
+      sent();
+    }),
+  );
+}
+
+describe('turns: buying on admission in place order', () => {
+  it('a later place waits for the due places ahead of it and they go in place order', async () => {
+    const v = 'turns-order';
+    for (const p of [1, 2, 3, 4]) keepTurn(v, p, true, Date.now(), 5_000);
+    const went: number[] = [];
+    // The buyers come back in the worst order: the last place first.
+    const all = [take(v, 4, went), take(v, 3, went), take(v, 2, went)];
+    await new Promise((r) => setTimeout(r, 20));
+    expect(went).toEqual([]);
+    expect(turnsOf(v)).toEqual({ due: 1, early: 0, waiting: 3 });
+    await take(v, 1, went);
+    await Promise.all(all);
+    expect(went).toEqual([1, 2, 3, 4]);
+    expect(turnsOf(v)).toEqual({ due: 0, early: 0, waiting: 0 });
+  });
+
+  it('a place that never comes back holds the places behind it only until its moment ends', async () => {
+    const v = 'turns-expiry';
+    keepTurn(v, 1, true, Date.now(), 80);
+    keepTurn(v, 3, true, Date.now(), 5_000);
+    const went: number[] = [];
+    const t0 = Date.now();
+    const two = take(v, 2, went);
+    const four = take(v, 4, went);
+    await two;
+    const waited = Date.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(60);
+    expect(waited).toBeLessThan(2_000);
+    // 4 still waits for 3, which is due for seconds more.
+    expect(went).toEqual([2]);
+    leaveTurn(v, 3, 'u3'); // 3 gave up (its grab failed before its turn)
+    await four;
+    expect(went).toEqual([2, 4]);
+  });
+
+  it('a place with nobody due ahead goes at once, within the call', () => {
+    const v = 'turns-free';
+    keepTurn(v, 5, true, Date.now(), 5_000);
+    const went: number[] = [];
+    // Sent within the call itself: nothing to wait for.
+    void take(v, 3, went);
+    void take(v, 5, went);
+    void take('turns-unknown', 1, went);
+    expect(went).toEqual([3, 5, 1]);
+    expect(turnsOf(v)).toEqual({ due: 0, early: 0, waiting: 0 });
+  });
+
+  it('turns off with a zero moment, and ignores a place that is not one', () => {
+    const v = 'turns-off';
+    keepTurn(v, 1, true, Date.now(), 0);
+    keepTurn(v, 0, true, Date.now(), 5_000);
+    keepTurn(v, Number.NaN, true, Date.now(), 5_000);
+    expect(turnsOf(v)).toEqual({ due: 0, early: 0, waiting: 0 });
+    const went: number[] = [];
+    void take(v, 2, went);
+    expect(went).toEqual([2]);
+  });
+
+  it('a place kept while waiting starts its moment when a place behind it buys', async () => {
+    const v = 'turns-waiting';
+    keepTurn(v, 1, false, Date.now(), 5_000);
+    // Seen by nobody yet: no moment running, and nothing behind it to hold.
+    expect(turnsOf(v)).toEqual({ due: 1, early: 0, waiting: 0 });
+    const went: number[] = [];
+    const two = take(v, 2, went);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(went).toEqual([]);
+    await take(v, 1, went);
+    await two;
+    expect(went).toEqual([1, 2]);
+  });
+
+  it('buyers who asked before the start are placed by the shuffle: a place behind theirs waits, one ahead does not', async () => {
+    const v = 'turns-early';
+    keepEarlyTurn(v, 'e3', Date.now(), 5_000);
+    keepEarlyTurn(v, 'e7', Date.now(), 5_000);
+    keepEarlyTurn(v, 'gone', Date.now(), 5_000); // left the room: no place
+    expect(turnsOf(v)).toEqual({ due: 0, early: 3, waiting: 0 });
+    const went: number[] = [];
+    // Place 5 and place 1 come first; their places are read (3 and 7 are kept by place now, 'gone' is dropped).
+    const five = take(v, 5, went);
+    const one = take(v, 1, went);
+    await one;
+    expect(went).toEqual([1]);
+    expect(turnsOf(v)).toMatchObject({ due: 2, early: 0 });
+    // 5 waits for 3, not for 7.
+    const three = take(v, 3, went, 'e3');
+    await Promise.all([three, five]);
+    expect(went).toEqual([1, 3, 5]);
+    expect(turnsOf(v)).toEqual({ due: 1, early: 0, waiting: 0 });
+  });
+
+  it('a buyer arriving just after the moment of the place ahead ran out, before its timer fired, goes after those already waiting', async () => {
+    const v = 'turns-expired';
+    const now = Date.now();
+    keepTurn(v, 1, true, now, 30);
+    const went: number[] = [];
+    const two = take(v, 2, went);
+    // Past 1's moment, but in the same turn of the event loop as the check: the timer has not fired.
+    const later = now + 31;
+    let three = false;
+    takeTurn(v, 3, 'u3', placesOf, () => {
+      went.push(3);
+      three = true;
+    }, later);
+    // 2 was waiting: it is sent first, in the same pass, then 3.
+    expect(three).toBe(true);
+    await two;
+    expect(went).toEqual([2, 3]);
+  });
+});
