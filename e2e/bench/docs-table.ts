@@ -50,7 +50,7 @@ function renderSpikeRow(line: Record<string, unknown>, ctx: RowContext, when: st
   const answers = (line.answers ?? {}) as Record<string, number>;
   const room =
     line.variant === 'room'
-      ? `; first answer a ticket for ${fmt(Number(line.first_ticket))} of ${fmt(Number(line.users))}${line.first_soldout !== undefined ? `, 已抢光 for ${fmt(Number(line.first_soldout))} (${fmt(Number(line.soldout_too_early))} too early)` : ''}; win order against ticket order: Kendall tau ${Number(line.kendall_tau).toFixed(3)}, ${Number(line.out_of_place)} of ${fmt(Number(line.winners))} winners not among the first places of the ${fmt(Number(line.reached_grab))} who grabbed`
+      ? `; first answer a ticket for ${fmt(Number(line.first_ticket))} of ${fmt(Number(line.users))}${line.first_soldout !== undefined ? `, 已抢光 for ${fmt(Number(line.first_soldout))} (${fmt(Number(line.soldout_too_early))} too early)` : ''}; win order against ticket order: Kendall tau ${Number(line.kendall_tau).toFixed(3)}${line.sale_clock_inversions !== undefined ? ` (by the sale's clock: ${fmt(Number(line.sale_clock_inversions))} pairs out of order, ${fmt(Number(line.sale_clock_ties))} in the same ms)` : ''}, ${Number(line.out_of_place)} of ${fmt(Number(line.winners))} winners not among the first places of the ${fmt(Number(line.reached_grab))} who grabbed`
       : '';
   const result = `last answer ${s(line.last_answer_s)}; ${fmt(Number(line.orders))} of ${fmt(Number(line.stock))} sold, ${Number(line.errors)} socket errors, ${answers['503'] ?? 0} × 503 retried${room}`;
   return cellsToRow([`\`${ctx.key}\``, when, machine, result, s(line.wait_p99_s), `last answer ${s(line.bare_last_answer_s)}`, `×${Number(line.ratio_to_bare).toFixed(2)} the bare server's time`]);

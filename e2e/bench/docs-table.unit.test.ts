@@ -50,6 +50,21 @@ describe('docs/benchmarks.md table', () => {
     );
   });
 
+  it("a room spike's row adds the tickets and the win order, by the clients' clocks and the sale's", () => {
+    const room: RunResult = {
+      line: {
+        scenario: 'spike', variant: 'room', users: 20_000, stock: 1000, orders: 1000, errors: 0, answers: { '200': 21_000 }, last_answer_s: 6.35, wait_p99_s: 5.3, bare_last_answer_s: 3.51, ratio_to_bare: 1.81,
+        first_ticket: 1022, first_soldout: 18_978, soldout_too_early: 0, kendall_tau: 0.982, sale_clock_inversions: 0, sale_clock_ties: 5425, out_of_place: 0, winners: 1000, reached_grab: 1012,
+      },
+      rps: 3300,
+      failures: [],
+      summary: [],
+    };
+    expect(renderRow(room, { key: 'spike room --users 20000', now: new Date('2026-11-27T02:30:00Z'), machine: 'm' })).toBe(
+      "| `spike room --users 20000` | 2026-11-27 02:30 | m | last answer 6.3 s; 1 000 of 1 000 sold, 0 socket errors, 0 × 503 retried; first answer a ticket for 1 022 of 20 000, 已抢光 for 18 978 (0 too early); win order against ticket order: Kendall tau 0.982 (by the sale's clock: 0 pairs out of order, 5 425 in the same ms), 0 of 1 000 winners not among the first places of the 1 012 who grabbed | 5.3 s | last answer 3.5 s | ×1.81 the bare server's time |",
+    );
+  });
+
   it('refuses a page without the markers instead of writing somewhere else', () => {
     expect(() => updateTable('# no table\n', [{ key: 'a', row: '| `a` |' }])).toThrow(/bench-table/);
   });

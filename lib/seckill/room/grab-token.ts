@@ -99,7 +99,7 @@ async function buy(db: DB, redis: RedisClient, voucherId: string, userId: string
       voucherId,
       place,
       userId,
-      (users) => redis.zmscore(keys.roomQueue(voucherId), ...users).then(placesFrom),
+      (users) => placesIn(redis, voucherId, users),
       // Called when the turn comes; grabVoucher sends the grab script before its first await (the id is taken).
       () => void grabVoucher(db, redis, { voucherId, userId, ip, nonce, taken }).then(resolve, reject),
     );
@@ -107,9 +107,14 @@ async function buy(db: DB, redis: RedisClient, voucherId: string, userId: string
   });
 }
 
-/** ZMSCORE's answer as places (null: not in the room). */
-function placesFrom(scores: (string | null)[]): (number | null)[] {
-  return scores.map((s) => (s === null ? null : Number(s)));
+/** Where the room put these users (null: not in it), 5 000 a round trip. */
+async function placesIn(redis: RedisClient, voucherId: string, users: string[]): Promise<(number | null)[]> {
+  const places: (number | null)[] = [];
+  for (let i = 0; i < users.length; i += 5000) {
+    const scores = await redis.zmscore(keys.roomQueue(voucherId), ...users.slice(i, i + 5000));
+    for (const s of scores) places.push(s === null ? null : Number(s));
+  }
+  return places;
 }
 
 async function saleEndMs(redis: RedisClient, voucherId: string): Promise<number> {
