@@ -575,36 +575,59 @@ describe('buying on admission', () => {
     for (const u of [a!, b!, c!, d!]) await join(u, voucherId);
     await waitFor('all four admitted', async () => (await look(d!, voucherId)).json.data.state === 'admitted', 5000, 50);
     // Each asks to buy without the gate passed: admitted, told to solve, and their turn is kept.
-    const asked = new Map<TestUser, { position: number; challenge: ReturnType<typeof newChallenge> }>();
+    const asked = new Map<TestUser, { position: number; challenge: ReturnType<typeof newChallenge>; keptFrom: number; keptBy: number }>();
     for (const u of [a!, b!, c!, d!]) {
+      const keptFrom = Date.now();
       const r = await joinWith(u, voucherId, { buy: true });
       expect(r.json.data).toMatchObject({ state: 'admitted' });
-      asked.set(u, { position: r.json.data.position, challenge: r.json.data.challenge });
+      asked.set(u, { position: r.json.data.position, challenge: r.json.data.challenge, keptFrom, keptBy: Date.now() });
     }
     expect([a!, b!, c!, d!].map((u) => asked.get(u)!.position)).toEqual([1, 2, 3, 4]);
-    const solution = (u: TestUser) => solvedPayload(asked.get(u)!.challenge);
+    const solved = new Map<TestUser, string>();
+    for (const u of [a!, b!, d!]) solved.set(u, await solvedPayload(asked.get(u)!.challenge));
     // b solves first: its grab waits for a's, which is still due.
     let bDone = false;
-    const bBuys = joinWith(b!, voucherId, { altcha: await solution(b!), buy: true }).then((r) => ((bDone = true), r));
+    const bBuys = joinWith(b!, voucherId, { altcha: solved.get(b!), buy: true }).then((r) => ((bDone = true), r));
     await new Promise((r) => setTimeout(r, 400));
     expect(bDone).toBe(false);
     expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(0);
-    const aBuys = await joinWith(a!, voucherId, { altcha: await solution(a!), buy: true });
+    const aBuys = await joinWith(a!, voucherId, { altcha: solved.get(a!), buy: true });
     expect(aBuys.json.data.purchase).toMatchObject({ status: 'pending' });
     expect((await bBuys).json.data.purchase).toMatchObject({ status: 'pending' });
-    // c never comes back: d waits for it only until c's moment (ROOM_TURN_MS from c's admitted answer) ends.
-    const t0 = Date.now();
-    const dBuys = await joinWith(d!, voucherId, { altcha: await solution(d!), buy: true });
-    const waited = Date.now() - t0;
+    // c never comes back: d's purchase waits for c's moment (ROOM_TURN_MS from c's admitted answer) to end, and no longer.
+    const dBuys = await joinWith(d!, voucherId, { altcha: solved.get(d!), buy: true });
+    const dAnswered = Date.now();
     expect(dBuys.json.data.purchase).toMatchObject({ status: 'pending' });
-    expect(waited).toBeGreaterThan(env.ROOM_TURN_MS / 2);
-    expect(waited).toBeLessThan(env.ROOM_TURN_MS + 3000);
+    const c0 = asked.get(c!)!;
+    expect(dAnswered).toBeGreaterThanOrEqual(c0.keptFrom + env.ROOM_TURN_MS - 50);
+    expect(dAnswered).toBeLessThan(c0.keptBy + env.ROOM_TURN_MS + 3000);
     await drained(voucherId, 3);
     // The sale's clock: a before b before d.
     const rows = await db.selectFrom('tb_voucher_order').select(['user_id', 'create_time']).where('voucher_id', '=', voucherId).execute();
     const soldAt = new Map(rows.map((r) => [String(r.user_id), new Date(r.create_time).getTime()]));
     expect(soldAt.get(a!.userId)!).toBeLessThanOrEqual(soldAt.get(b!.userId)!);
     expect(soldAt.get(b!.userId)!).toBeLessThan(soldAt.get(d!.userId)!);
+    await assertInvariants(voucherId, { drained: true });
+  });
+
+  it('in turn: a buyer who kept their turn and then takes the page\'s path (token, grab) holds nobody behind', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+    const [a, b] = await createTestUsers(db, redis, 2);
+    const ja = await join(a!, voucherId);
+    await join(b!, voucherId);
+    await waitFor('both admitted', async () => (await look(b!, voucherId)).json.data.state === 'admitted', 5000, 50);
+    const ka = await joinWith(a!, voucherId, { buy: true });
+    const kb = await joinWith(b!, voucherId, { buy: true });
+    expect([ka.json.data.position, kb.json.data.position]).toEqual([1, 2]);
+    const won = await pass(a!, voucherId, { ticket: ja.json.data.ticket, altcha: await solvedPayload(ka.json.data.challenge), grab: true });
+    expect(won.json.data).toMatchObject({ status: 'pending' });
+    const altcha = await solvedPayload(kb.json.data.challenge);
+    const t0 = Date.now();
+    const bBuys = await joinWith(b!, voucherId, { altcha, buy: true });
+    expect(bBuys.json.data.purchase).toMatchObject({ status: 'pending' });
+    // Not a's moment (ROOM_TURN_MS): a's turn was left when a took the token.
+    expect(Date.now() - t0).toBeLessThan(env.ROOM_TURN_MS / 2);
+    await drained(voucherId, 2);
     await assertInvariants(voucherId, { drained: true });
   });
 });

@@ -37,6 +37,8 @@ export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string
   if (view.state !== 'admitted') throw new AppError('NOT_ADMITTED', view.state === 'none' ? '请先排队' : `还没轮到你，前面还有 ${view.ahead ?? 0} 人`);
   // The look's snapshot has the sale's end (a sold-out answer from memory has none, and throws above).
   await passGate(redis, voucherId, userId, input.altcha, snap?.end);
+  // This buyer grabs through the grab URL, not in turn: the places behind need not wait for them.
+  leaveTurn(voucherId, view.position, userId);
   return issueToken(redis, voucherId, userId);
 }
 

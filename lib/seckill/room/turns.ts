@@ -8,10 +8,12 @@
  * place: from the first moment a later place is buying, which is after its admission), a buyer with
  * a later place waits (`takeTurn`) until that place has bought, given up (`leaveTurn`) or run out
  * of its moment. So a buyer admitted at once who solves the challenge a little faster than the one
- * just ahead, or whose request is read first, does not buy first; a holder who never comes back
- * delays the places behind by at most ROOM_TURN_MS, once (moments run side by side, not one after
- * another). With holds the unit is the admitted user's either way: turns decide only the order in
- * which the winners' orders are made.
+ * just ahead, or whose request is read first, does not buy first. **A place has one moment per
+ * sale**: keeping it again never extends it, and a place whose moment ended, that bought or left is
+ * not kept again — so a holder who never comes back (or keeps looking without buying) delays the
+ * places behind by at most ROOM_TURN_MS, once; moments run side by side, not one after another.
+ * With holds the unit is the admitted user's either way: turns decide only the order in which the
+ * winners' orders are made.
  *
  * A buyer who joined before the start asked to buy has no final place until the shuffle: they are
  * kept by user (`keepEarlyTurn`), and the first buyer to take a turn after the start has their
@@ -19,8 +21,8 @@
  *
  * Waiters are released in place order within one synchronous pass that sends each one's grab (no
  * await between: not even a promise's continuation can slip in), so their grab scripts reach Redis
- * (one connection per node, in order) in place order. Per process: buyers on different web processes are not ordered
- * against each other.
+ * (one connection per node, in order) in place order. Per process: buyers on different web
+ * processes are not ordered against each other.
  */
 import { env } from '@/lib/env';
 
@@ -33,12 +35,14 @@ interface Waiter {
 interface Due {
   /** Until when the places behind wait for it (epoch ms); unset while it has not been seen admitted. */
   until?: number;
-  /** A place never seen admitted is forgotten then. */
+  /** Forgotten then (the end of its moment; for a place never seen admitted, a minute after it was kept). */
   forgetAt: number;
 }
 
 interface Line {
   due: Map<number, Due>;
+  /** Places that had their turn (bought, left, or their moment ended): never kept again. Oldest first. */
+  done: Set<number>;
   /** Buyers who asked before the start, by user id: their places are known after the shuffle. */
   early: Map<string, number>;
   /** Their places being read: nobody goes meanwhile. */
@@ -46,14 +50,18 @@ interface Line {
   /** Buyers waiting, by place. */
   waiting: Waiter[];
   timer?: NodeJS.Timeout;
+  /** When a buyer last kept or took a turn here (a quiet line is dropped after QUIET_MS). */
+  touched: number;
 }
 
 /** Where the room put these users (null: not in it), read once the pre-start tickets are shuffled. */
 export type PlacesOf = (userIds: string[]) => Promise<(number | null)[]>;
 
-/** Sales with a line in this process at most, and due places per sale: beyond them a turn is not kept (nobody waits for it). */
-const MAX_LINES = 256;
-const MAX_DUE = 20_000;
+/** Sales with a line in this process at most, and due places (and remembered done ones) per sale: beyond them a turn is not kept (nobody waits for it). */
+const MAX_LINES = 128;
+const MAX_DUE = 10_000;
+/** A line nobody kept or took a turn in for this long, with nothing due or waiting, is dropped (with what it remembers as done). */
+const QUIET_MS = 10 * 60_000;
 /** A place waiting for its admission (or a pre-start buyer) is forgotten after this long if nobody behind it buys first. */
 const WAITING_FORGET_MS = 60_000;
 
@@ -61,41 +69,83 @@ const g = globalThis as unknown as { __hmdpTurns?: Map<string, Line> };
 // Shared by the web server's own import and the Next build's copy of this module.
 const lines = (g.__hmdpTurns ??= new Map<string, Line>());
 
-function lineOf(voucherId: string): Line | undefined {
+function lineOf(voucherId: string, now: number): Line | undefined {
   let line = lines.get(voucherId);
-  if (!line && lines.size < MAX_LINES) {
-    line = { due: new Map(), early: new Map(), waiting: [] };
+  if (!line) {
+    if (lines.size >= MAX_LINES / 4) sweep(now, false);
+    if (lines.size >= MAX_LINES) sweep(now, true);
+    if (lines.size >= MAX_LINES) return undefined;
+    line = { due: new Map(), done: new Set(), early: new Map(), waiting: [], touched: now };
     lines.set(voucherId, line);
   }
+  line.touched = now;
   return line;
+}
+
+/**
+ * Drops the lines nobody waits in and whose kept turns have all run out: those quiet for QUIET_MS,
+ * or (`all`, at MAX_LINES) every such line. A line is otherwise kept through its sale, so the places
+ * that had their turn are never kept again.
+ */
+function sweep(now: number, all: boolean): void {
+  for (const [voucherId, line] of lines) {
+    if (line.waiting.length > 0 || line.resolving || (!all && now - line.touched < QUIET_MS)) continue;
+    forgetExpired(line, now);
+    if (line.due.size === 0 && line.early.size === 0) {
+      clearTimeout(line.timer);
+      lines.delete(voucherId);
+    }
+  }
+}
+
+function forgetExpired(line: Line, now: number): void {
+  for (const [p, due] of line.due) if (due.forgetAt <= now) finish(line, p);
+  for (const [u, forgetAt] of line.early) if (forgetAt <= now) line.early.delete(u);
+}
+
+/** This place had its turn: no longer due, and never kept again (the oldest such places are forgotten past MAX_DUE). */
+function finish(line: Line, place: number): boolean {
+  const was = line.due.delete(place);
+  line.done.add(place);
+  if (line.done.size > MAX_DUE) line.done.delete(line.done.values().next().value!);
+  return was;
 }
 
 /**
  * This place's holder asked to buy and will, once through the gate (admitted) or at their turn
  * (waiting after the start, `admitted` false: its moment starts once a later place buys): the
- * places behind wait for them a moment.
+ * places behind wait for them a moment — one per place and sale: keeping a place again never
+ * extends its moment, and a place that had its turn is not kept again.
  */
 export function keepTurn(voucherId: string, place: number, admitted: boolean, now = Date.now(), turnMs = env.ROOM_TURN_MS): void {
   if (turnMs <= 0 || !Number.isSafeInteger(place) || place < 1) return;
-  const line = lineOf(voucherId);
-  if (!line || (line.due.size >= MAX_DUE && !line.due.has(place))) return;
+  const line = lineOf(voucherId, now);
+  if (!line || line.done.has(place)) return;
+  const kept = line.due.get(place);
+  if (kept) {
+    // Seen admitted for the first time: its moment starts now; a running moment stays as it is.
+    if (admitted && kept.until === undefined) line.due.set(place, { until: now + turnMs, forgetAt: now + turnMs });
+    return;
+  }
+  if (line.due.size >= MAX_DUE) return;
   line.due.set(place, admitted ? { until: now + turnMs, forgetAt: now + turnMs } : { forgetAt: now + WAITING_FORGET_MS });
 }
 
 /** A buyer who asked before the start (no final place yet): kept until the first turn after the start reads where the shuffle put them. */
 export function keepEarlyTurn(voucherId: string, userId: string, now = Date.now(), turnMs = env.ROOM_TURN_MS): void {
   if (turnMs <= 0) return;
-  const line = lineOf(voucherId);
-  if (!line || (line.early.size >= MAX_DUE && !line.early.has(userId))) return;
+  const line = lineOf(voucherId, now);
+  if (!line || line.early.has(userId) || line.early.size >= MAX_DUE) return;
   line.early.set(userId, now + WAITING_FORGET_MS);
 }
 
-/** This buyer is done with their turn (bought, refused, failed): the places behind need not wait for them. */
-export function leaveTurn(voucherId: string, place: number, userId: string): void {
+/** This buyer is done with their turn (bought elsewhere, refused, failed): the places behind need not wait for them. */
+export function leaveTurn(voucherId: string, place: number | null, userId: string): void {
   const line = lines.get(voucherId);
   if (!line) return;
   const left = line.early.delete(userId);
-  if (line.due.delete(place) || left) pump(voucherId, line);
+  const finished = place !== null && Number.isSafeInteger(place) && finish(line, place);
+  if (finished || left) pump(voucherId, line);
 }
 
 /**
@@ -112,7 +162,8 @@ export function takeTurn(voucherId: string, place: number, userId: string, place
     send();
     return true;
   }
-  line.due.delete(place);
+  line.touched = now;
+  finish(line, place);
   line.early.delete(userId);
   for (const [u, forgetAt] of line.early) if (forgetAt <= now) line.early.delete(u);
   const aheadWaits = line.waiting.length > 0 && line.waiting[0]!.place < place;
@@ -120,7 +171,6 @@ export function takeTurn(voucherId: string, place: number, userId: string, place
     send();
     // The places behind that waited only for this one go after it.
     if (line.waiting.length > 0) pump(voucherId, line, now);
-    else dropIfEmpty(voucherId, line);
     return true;
   }
   const at = line.waiting.findIndex((w) => w.place > place);
@@ -134,14 +184,22 @@ export function takeTurn(voucherId: string, place: number, userId: string, place
 /** Reads the places of the pre-start buyers still kept by user and keeps them by place; then lets the waiters go in order. */
 function resolveEarly(voucherId: string, line: Line, placesOf: PlacesOf): void {
   const users = [...line.early.keys()];
-  line.resolving = placesOf(users)
+  let read: Promise<(number | null)[]>;
+  try {
+    read = placesOf(users);
+  } catch (err) {
+    read = Promise.reject(err);
+  }
+  line.resolving = read
     .then(
       (places) => {
         const now = Date.now();
         users.forEach((u, i) => {
           const place = places[i];
           // Still kept (not here meanwhile) and in the room: admitted by now if anyone behind is buying.
-          if (line.early.delete(u) && typeof place === 'number' && place >= 1 && !line.due.has(place)) line.due.set(place, { forgetAt: now + WAITING_FORGET_MS });
+          if (line.early.delete(u) && typeof place === 'number' && place >= 1 && !line.due.has(place) && !line.done.has(place) && line.due.size < MAX_DUE) {
+            line.due.set(place, { forgetAt: now + WAITING_FORGET_MS });
+          }
         });
       },
       // Unreadable (Redis away): nobody waits for them.
@@ -166,7 +224,7 @@ function blocker(line: Line, place: number, now: number, turnMs = env.ROOM_TURN_
       due.forgetAt = due.until;
     }
     if (due.forgetAt <= now) {
-      line.due.delete(p);
+      finish(line, p);
       continue;
     }
     if (p < place && (soonest === undefined || due.until! < soonest)) soonest = due.until;
@@ -174,13 +232,25 @@ function blocker(line: Line, place: number, now: number, turnMs = env.ROOM_TURN_
   return soonest;
 }
 
-/** Releases, in place order, every waiter no due place is ahead of; stops at the first that must still wait (those behind it wait for the same place). */
+/** The smallest place still due (Infinity: none), forgetting places whose moment has passed. */
+function firstDue(line: Line, now: number): number {
+  let first = Infinity;
+  for (const [p, due] of line.due) {
+    if (due.forgetAt <= now) finish(line, p);
+    else if (p < first) first = p;
+  }
+  return first;
+}
+
+/**
+ * Releases, in place order, every waiter no due place is ahead of (one look at the due places, not
+ * one per waiter); stops at the first that must still wait (those behind it wait for the same place).
+ */
 function pump(voucherId: string, line: Line, now = Date.now()): void {
   if (line.resolving) return;
-  while (line.waiting.length > 0) {
-    const next = line.waiting[0]!;
-    if (blocker(line, next.place, now) !== undefined) break;
-    line.waiting.shift();
+  const first = firstDue(line, now);
+  while (line.waiting.length > 0 && line.waiting[0]!.place < first) {
+    const next = line.waiting.shift()!;
     try {
       next.go();
     } catch {
@@ -188,7 +258,6 @@ function pump(voucherId: string, line: Line, now = Date.now()): void {
     }
   }
   if (line.waiting.length > 0) schedule(voucherId, line, now);
-  else dropIfEmpty(voucherId, line);
 }
 
 /** A timer for the moment the first waiter's blockers run out (a holder who never comes back). */
@@ -202,14 +271,13 @@ function schedule(voucherId: string, line: Line, now: number): void {
   line.timer.unref();
 }
 
-function dropIfEmpty(voucherId: string, line: Line): void {
-  if (line.waiting.length > 0 || line.due.size > 0 || line.early.size > 0 || line.resolving) return;
-  clearTimeout(line.timer);
-  lines.delete(voucherId);
-}
-
 /** For tests: how many places are due (by place and by user) and how many buyers wait, for one sale in this process. */
 export function turnsOf(voucherId: string): { due: number; early: number; waiting: number } {
   const line = lines.get(voucherId);
   return { due: line?.due.size ?? 0, early: line?.early.size ?? 0, waiting: line?.waiting.length ?? 0 };
+}
+
+/** For tests: how many sales have a line in this process. */
+export function linesKept(): number {
+  return lines.size;
 }

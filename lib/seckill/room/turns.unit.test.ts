@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keepEarlyTurn, keepTurn, leaveTurn, takeTurn, turnsOf, type PlacesOf } from './turns';
+import { keepEarlyTurn, keepTurn, leaveTurn, linesKept, takeTurn, turnsOf, type PlacesOf } from './turns';
 
 /** The room's places for the tests' pre-start buyers: user `e<n>` is at place n after the shuffle. */
 const placesOf: PlacesOf = async (users) => users.map((u) => (u.startsWith('e') ? Number(u.slice(1)) : null));
@@ -24,9 +24,10 @@ describe('turns: buying on admission in place order', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(went).toEqual([]);
     expect(turnsOf(v)).toEqual({ due: 1, early: 0, waiting: 3 });
-    await take(v, 1, went);
-    await Promise.all(all);
+    void take(v, 1, went);
+    // All four sent within that one call, in place order.
     expect(went).toEqual([1, 2, 3, 4]);
+    await Promise.all(all);
     expect(turnsOf(v)).toEqual({ due: 0, early: 0, waiting: 0 });
   });
 
@@ -123,5 +124,53 @@ describe('turns: buying on admission in place order', () => {
     expect(three).toBe(true);
     await two;
     expect(went).toEqual([2, 3]);
+  });
+
+  it('a place has one moment per sale: keeping it again neither extends it nor, once it ended, starts another', async () => {
+    const v = 'turns-once';
+    keepTurn(v, 1, true, Date.now(), 100);
+    const went: number[] = [];
+    const t0 = Date.now();
+    const two = take(v, 2, went);
+    // The holder of place 1 keeps looking with buy, admitted, never buying.
+    const again = setInterval(() => keepTurn(v, 1, true, Date.now(), 100), 20);
+    await two;
+    const waited = Date.now() - t0;
+    expect(waited).toBeLessThan(1_000);
+    // Its moment is over: kept again, it holds nobody.
+    keepTurn(v, 1, true, Date.now(), 5_000);
+    keepTurn(v, 1, false, Date.now(), 5_000);
+    void take(v, 3, went);
+    expect(went).toEqual([2, 3]);
+    clearInterval(again);
+  });
+
+  it('a pre-start buyer who leaves, and places that cannot be read, hold nobody', async () => {
+    const v = 'turns-early-left';
+    keepEarlyTurn(v, 'e1', Date.now(), 5_000);
+    const went: number[] = [];
+    const two = take(v, 2, went);
+    leaveTurn(v, null, 'e1');
+    await two;
+    expect(went).toEqual([2]);
+    const w = 'turns-unreadable';
+    keepEarlyTurn(w, 'e1', Date.now(), 5_000);
+    await new Promise<void>((sent) => takeTurn(w, 2, 'u2', () => Promise.reject(new Error('redis away')), () => sent()));
+    expect(turnsOf(w)).toEqual({ due: 0, early: 0, waiting: 0 });
+  });
+
+  it('lines of quiet sales are dropped when many sales have one, so a new sale still gets turns', async () => {
+    const long = Date.now() - 60_000;
+    for (let i = 0; i < 130; i++) keepTurn(`turns-cap-${i}`, 1, true, long, 1_000);
+    expect(linesKept()).toBeLessThanOrEqual(128);
+    const v = 'turns-cap-new';
+    keepTurn(v, 1, true, Date.now(), 5_000);
+    expect(turnsOf(v).due).toBe(1);
+    const went: number[] = [];
+    const two = take(v, 2, went);
+    expect(went).toEqual([]);
+    leaveTurn(v, 1, 'u1');
+    await two;
+    expect(went).toEqual([2]);
   });
 });
