@@ -99,8 +99,14 @@ function sweep(now: number, all: boolean): void {
 }
 
 function forgetExpired(line: Line, now: number): void {
-  for (const [p, due] of line.due) if (due.forgetAt <= now) finish(line, p);
+  for (const [p, due] of line.due) if (due.forgetAt <= now) expire(line, p, due);
   for (const [u, forgetAt] of line.early) if (forgetAt <= now) line.early.delete(u);
+}
+
+/** A kept place's time is up: its moment ended (done: not kept again), or, never seen admitted, it is simply forgotten. */
+function expire(line: Line, place: number, due: Due): void {
+  if (due.until === undefined) line.due.delete(place);
+  else finish(line, place);
 }
 
 /** This place had its turn: no longer due, and never kept again (the oldest such places are forgotten past MAX_DUE). */
@@ -124,7 +130,8 @@ export function keepTurn(voucherId: string, place: number, admitted: boolean, no
   const kept = line.due.get(place);
   if (kept) {
     // Seen admitted for the first time: its moment starts now; a running moment stays as it is.
-    if (admitted && kept.until === undefined) line.due.set(place, { until: now + turnMs, forgetAt: now + turnMs });
+    // Still waiting (no moment yet: it holds nobody), it is kept a minute more.
+    if (kept.until === undefined) line.due.set(place, admitted ? { until: now + turnMs, forgetAt: now + turnMs } : { forgetAt: now + WAITING_FORGET_MS });
     return;
   }
   if (line.due.size >= MAX_DUE) return;
@@ -224,7 +231,7 @@ function blocker(line: Line, place: number, now: number, turnMs = env.ROOM_TURN_
       due.forgetAt = due.until;
     }
     if (due.forgetAt <= now) {
-      finish(line, p);
+      expire(line, p, due);
       continue;
     }
     if (p < place && (soonest === undefined || due.until! < soonest)) soonest = due.until;
@@ -236,7 +243,7 @@ function blocker(line: Line, place: number, now: number, turnMs = env.ROOM_TURN_
 function firstDue(line: Line, now: number): number {
   let first = Infinity;
   for (const [p, due] of line.due) {
-    if (due.forgetAt <= now) finish(line, p);
+    if (due.forgetAt <= now) expire(line, p, due);
     else if (p < first) first = p;
   }
   return first;

@@ -173,4 +173,23 @@ describe('turns: buying on admission in place order', () => {
     await two;
     expect(went).toEqual([2]);
   });
+
+  it('a place kept while waiting stays kept while it waits, and holds the places behind once they buy', async () => {
+    const v = 'turns-long-wait';
+    keepTurn(v, 1, false, Date.now() - 61_000, 5_000);
+    // A minute on, nobody behind it has bought: forgotten, not done (it never had a moment).
+    keepTurn(v, 5, true, Date.now(), 5_000);
+    leaveTurn(v, 5, 'u5');
+    expect(turnsOf(v).due).toBe(0);
+    // Looked again, still waiting: kept again.
+    keepTurn(v, 1, false, Date.now(), 5_000);
+    expect(turnsOf(v).due).toBe(1);
+    const went: number[] = [];
+    const two = take(v, 2, went, 'u2');
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect(went).toEqual([]);
+    void take(v, 1, went);
+    await two;
+    expect(went).toEqual([1, 2]);
+  });
 });
