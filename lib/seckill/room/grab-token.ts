@@ -11,7 +11,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { keys } from '@/lib/redis/keys';
-import { lookRoomWithSnapshot } from '@/lib/seckill/room/room';
+import { lookRoomWithSnapshot, placesInRoom } from '@/lib/seckill/room/room';
 import { needTicket } from '@/lib/seckill/room/room-memory';
 import { spendSolution } from '@/lib/seckill/room/pow';
 import { issueGrabToken, newEpoch, verifyTicket } from '@/lib/seckill/room/tokens';
@@ -101,22 +101,12 @@ async function buy(db: DB, redis: RedisClient, voucherId: string, userId: string
       voucherId,
       place,
       userId,
-      (users) => placesIn(redis, voucherId, users),
+      (users) => placesInRoom(redis, voucherId, users),
       // Called when the turn comes; grabVoucher sends the grab script before its first await (the id is taken).
       () => void grabVoucher(db, redis, { voucherId, userId, ip, nonce, taken }).then(resolve, reject),
     );
     if (!atOnce) onWait?.();
   });
-}
-
-/** Where the room put these users (null: not in it), 5 000 a round trip. */
-async function placesIn(redis: RedisClient, voucherId: string, users: string[]): Promise<(number | null)[]> {
-  const places: (number | null)[] = [];
-  for (let i = 0; i < users.length; i += 5000) {
-    const scores = await redis.zmscore(keys.roomQueue(voucherId), ...users.slice(i, i + 5000));
-    for (const s of scores) places.push(s === null ? null : Number(s));
-  }
-  return places;
 }
 
 async function saleEndMs(redis: RedisClient, voucherId: string): Promise<number> {

@@ -18,9 +18,8 @@ import type { DB } from '@/lib/db/client';
 import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
-import { keys } from '@/lib/redis/keys';
 import { MinHeap } from '@/lib/min-heap';
-import { lookUp, soldOutAt, viewOf, type RoomSnapshot, type RoomView } from '@/lib/seckill/room/room';
+import { lookUp, placesInRoom, soldOutAt, viewOf, type RoomSnapshot, type RoomView } from '@/lib/seckill/room/room';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
 
 /** The longest a watcher sleeps with looks parked: how late a sell-out or an end decided elsewhere is heard. */
@@ -228,18 +227,17 @@ async function placesAfterShuffle(w: Watch): Promise<void> {
     return;
   }
   // Kept until the read succeeds: a Redis error leaves them for the next tick, not placeless.
-  const scores: (string | null)[] = [];
-  for (let i = 0; i < stale.length; i += 5000) scores.push(...(await w.redis.zmscore(keys.roomQueue(w.voucherId), ...stale.slice(i, i + 5000).map((p) => p.userId))));
+  const places = await placesInRoom(w.redis, w.voucherId, stale.map((p) => p.userId));
   // (Looks parked during the read, from a look made just before the shuffle, wait for the next tick.)
   const read = new Set(stale);
   w.beforeShuffle = w.beforeShuffle.filter((p) => !read.has(p) && !p.done);
   stale.forEach((p, i) => {
-    const s = scores[i];
+    const place = places[i];
     p.beforeShuffle = false;
     // No place any more (Redis forgot it): heard as none, join again.
-    if (s === null || s === undefined) answer(w, p, viewOf(w.voucherId, p.userId, null, w.snap, false));
+    if (place === null || place === undefined) answer(w, p, viewOf(w.voucherId, p.userId, null, w.snap, false));
     else if (!p.done) {
-      p.position = Number(s);
+      p.position = place;
       w.byPosition.push(p);
     }
   });

@@ -100,6 +100,10 @@ function sweep(now: number, all: boolean): void {
 
 function forgetExpired(line: Line, now: number): void {
   for (const [p, due] of line.due) if (due.forgetAt <= now) expire(line, p, due);
+  forgetExpiredEarly(line, now);
+}
+
+function forgetExpiredEarly(line: Line, now: number): void {
   for (const [u, forgetAt] of line.early) if (forgetAt <= now) line.early.delete(u);
 }
 
@@ -128,13 +132,9 @@ export function keepTurn(voucherId: string, place: number, admitted: boolean, no
   const line = lineOf(voucherId, now);
   if (!line || line.done.has(place)) return;
   const kept = line.due.get(place);
-  if (kept) {
-    // Seen admitted for the first time: its moment starts now; a running moment stays as it is.
-    // Still waiting (no moment yet: it holds nobody), it is kept a minute more.
-    if (kept.until === undefined) line.due.set(place, admitted ? { until: now + turnMs, forgetAt: now + turnMs } : { forgetAt: now + WAITING_FORGET_MS });
-    return;
-  }
-  if (line.due.size >= MAX_DUE) return;
+  // A running moment stays as it is; a place without one (new, or still waiting: it holds nobody)
+  // starts its moment now if admitted, else is kept a minute more.
+  if (kept?.until !== undefined || (!kept && line.due.size >= MAX_DUE)) return;
   line.due.set(place, admitted ? { until: now + turnMs, forgetAt: now + turnMs } : { forgetAt: now + WAITING_FORGET_MS });
 }
 
@@ -172,7 +172,7 @@ export function takeTurn(voucherId: string, place: number, userId: string, place
   line.touched = now;
   finish(line, place);
   line.early.delete(userId);
-  for (const [u, forgetAt] of line.early) if (forgetAt <= now) line.early.delete(u);
+  forgetExpiredEarly(line, now);
   const aheadWaits = line.waiting.length > 0 && line.waiting[0]!.place < place;
   if (line.early.size === 0 && !line.resolving && !aheadWaits && blocker(line, place, now) === undefined) {
     send();
