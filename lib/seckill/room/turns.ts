@@ -138,11 +138,15 @@ export function keepTurn(voucherId: string, place: number, admitted: boolean, no
   line.due.set(place, admitted ? { until: now + turnMs, forgetAt: now + turnMs } : { forgetAt: now + WAITING_FORGET_MS });
 }
 
-/** A buyer who asked before the start (no final place yet): kept until the first turn after the start reads where the shuffle put them. */
+/**
+ * A buyer who asked before the start (no final place yet): kept until the first turn after the start
+ * reads where the shuffle put them, or a minute after their last look (a visitor who waits ten
+ * minutes for the start, looking again now and then, stays kept; one who closed the page is let go).
+ */
 export function keepEarlyTurn(voucherId: string, userId: string, now = Date.now(), turnMs = env.ROOM_TURN_MS): void {
   if (turnMs <= 0) return;
   const line = lineOf(voucherId, now);
-  if (!line || line.early.has(userId) || line.early.size >= MAX_DUE) return;
+  if (!line || (!line.early.has(userId) && line.early.size >= MAX_DUE)) return;
   line.early.set(userId, now + WAITING_FORGET_MS);
 }
 

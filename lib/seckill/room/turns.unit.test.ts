@@ -145,6 +145,25 @@ describe('turns: buying on admission in place order', () => {
     clearInterval(again);
   });
 
+  it('a pre-start buyer who keeps looking stays kept however long before the start they joined; one who stopped a minute ago does not', async () => {
+    const v = 'turns-early-long';
+    const now = Date.now();
+    // Joined two minutes before the start and looked again 50 s ago (the long poll runs out, the page looks again).
+    keepEarlyTurn(v, 'e3', now - 120_000, 5_000);
+    keepEarlyTurn(v, 'e3', now - 50_000, 5_000);
+    // Joined as long ago and closed the page.
+    keepEarlyTurn(v, 'e4', now - 120_000, 5_000);
+    const went: number[] = [];
+    const five = take(v, 5, went);
+    await new Promise((r) => setTimeout(r, 50));
+    // 5 waits for 3 (still looking), not for 4.
+    expect(went).toEqual([]);
+    expect(turnsOf(v)).toEqual({ due: 1, early: 0, waiting: 1 });
+    await take(v, 3, went, 'e3');
+    await five;
+    expect(went).toEqual([3, 5]);
+  });
+
   it('a pre-start buyer who leaves, and places that cannot be read, hold nobody', async () => {
     const v = 'turns-early-left';
     keepEarlyTurn(v, 'e1', Date.now(), 5_000);
