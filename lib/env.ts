@@ -34,7 +34,7 @@ const schema = z.object({
    * Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After.
    * A request counts once it is complete and its caller passed auth (lib/hot/server.ts).
    * 2048 (measured, docs/hot-server.md#shedding): a spike of 1000 connections, each holding one request, was shed 6 942
-   * times at 512 and answered whole, none 5xx, within 6 s at 2048. With HOT_ADMISSION=adaptive, the adaptive limit's ceiling.
+   * times at 512 and answered whole, none 5xx, within 6 s at 2048. With HOT_ADMISSION=adaptive, the adaptive limit's ceiling and where it starts (a first burst is served as the fixed limit would).
    */
   HOT_MAX_IN_FLIGHT: int(2048),
   /**

@@ -200,3 +200,12 @@ describe('a route refused only above the ceiling (the waiting room’s own route
     expect(limit.acquire()).toBe(true); // one in flight, under the limit again
   });
 });
+
+describe('a fresh adaptive limit', () => {
+  it('admits a first burst up to the ceiling, as the fixed limit would: nothing is measured yet', () => {
+    const limit = new AdmissionLimit({ max: 2048, adaptive: true, min: 2 });
+    expect(limit.limit).toBe(2048);
+    for (let i = 0; i < 1000; i++) expect(limit.acquire()).toBe(true);
+    expect(limit.inFlight).toBe(1000);
+  });
+});

@@ -60,7 +60,12 @@ export interface AdmissionLimitOptions {
   adaptive?: boolean;
   /** The floor the adaptive limit never goes below; default 8. */
   min?: number;
-  /** Where the adaptive limit starts; default min(max, 256). */
+  /**
+   * Where the adaptive limit starts; default `max`. An adaptive limit is never stricter than the
+   * fixed one before it has measured congestion: a sale's first burst (1 000 buyers at once) finds
+   * a fresh process with no window behind it, and starting lower shed that burst with 503s the box
+   * could have served (docs/hot-server.md#adaptive-admission).
+   */
   initial?: number;
   /** A window's length; default 100 ms. */
   windowMs?: number;
@@ -186,7 +191,7 @@ export class AdmissionLimit {
     this.max = Math.max(1, o.max);
     this.adaptive = o.adaptive ?? false;
     this.min = Math.max(1, Math.min(o.min ?? 8, this.max));
-    this.estimate = this.adaptive ? clamp(o.initial ?? 256, this.min, this.max) : this.max;
+    this.estimate = this.adaptive ? clamp(o.initial ?? this.max, this.min, this.max) : this.max;
     this.limit = Math.floor(this.estimate);
     this.windowMs = o.windowMs ?? 100;
     this.minSamples = Math.max(1, o.minSamples ?? 16);
