@@ -12,7 +12,8 @@
                                      last move), seed (set once the pre-start tickets are shuffled)
   KEYS[4]  seckill:{vid}:stock       remaining units
   KEYS[5]  seckill:{vid}:buyers      users who bought (SCARD: the units won)
-  ARGV[1]  user id   ARGV[2] '1' to join if not in the room   ARGV[3] most tickets
+  ARGV[1]  user id   ARGV[2] '1' to join if not in the room (not after the start with no stock
+           left: sold out, no ticket for nothing)   ARGV[3] most tickets
   ARGV[4]  admission rate, tickets per second (> 0)
   ARGV[5]  hold, ms (0: no cap): an admitted ticket holds a unit this long, so the counter admits
            no more tickets than there are units for (docs/fair-sale.md#an-admitted-ticket-holds-a-unit):
@@ -49,7 +50,10 @@ local seq = tonumber(st[1]) or 0
 local pre = tonumber(st[2]) or 0
 local served = tonumber(st[3]) or 0
 local pos = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not pos and ARGV[2] == '1' then
+local stock = tonumber(redis.call('GET', KEYS[4])) or 0
+-- No ticket for nothing: after the start with no unit left (a returned unit goes to the waitlist
+-- first and keeps the sale sold out here), a join is answered sold out without a place.
+if not pos and ARGV[2] == '1' and (now < begin or stock > 0) then
   if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then
     return {4}
   end
@@ -82,7 +86,6 @@ local function servedAgo(hold)
   return old
 end
 
-local stock = tonumber(redis.call('GET', KEYS[4])) or 0
 local held = 0
 if now >= begin then
   if shuffled == 0 then

@@ -665,9 +665,12 @@ describe('sold out', () => {
     const [a, b, c, d] = await createTestUsers(db, redis, 4);
     const pa = await throughRoom(a!, voucherId);
     expect((await grab(a!, voucherId, pa.token)).status).toBe(200);
-    // The first look after the last unit: Redis answers (stock 0) and the process remembers it.
-    expect((await join(b!, voucherId)).json.data.state).toBe('soldout');
     const issued = Number(await redis.hget(keys.roomState(voucherId), 'seq'));
+    // The first join after the last unit: Redis answers (stock 0), issues no ticket (as the memory
+    // would not: a place in a queue for nothing), and the process remembers the sell-out.
+    const first = await join(b!, voucherId);
+    expect(first.json.data).toMatchObject({ state: 'soldout', position: null, ticket: null });
+    expect(Number(await redis.hget(keys.roomState(voucherId), 'seq'))).toBe(issued);
     // Every later visitor: 已抢光, no place, no ticket, nothing issued in Redis, on a join, a look and a long poll.
     const late = await join(c!, voucherId);
     expect(late.status).toBe(200);
@@ -680,6 +683,10 @@ describe('sold out', () => {
     expect(Number(await redis.hget(keys.roomState(voucherId), 'seq'))).toBe(issued);
     // The token route too: 已抢光 before any proof of work is looked at.
     expect((await pass(a!, voucherId, { ticket: pa.ticket })).json.error.code).toBe('SOLD_OUT');
+    // Once the memory's second is over, a join asks Redis again, which still issues nothing.
+    await new Promise((r) => setTimeout(r, env.SECKILL_REFUSAL_MEMORY_MS + 100));
+    expect((await join(d!, voucherId)).json.data).toMatchObject({ state: 'soldout', position: null, ticket: null });
+    expect(Number(await redis.hget(keys.roomState(voucherId), 'seq'))).toBe(issued);
     // A unit back (the merchant adds one): every process forgets the sold-out (seckill:changed), and the next visitor gets a place.
     await addSeckillStock(db, redis, voucherId, 1);
     await waitFor('a place again', async () => (await join(d!, voucherId)).json.data.position !== null, 5000, 50);
