@@ -24,7 +24,7 @@ const pinned: Record<string, string> = {
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
   'seckill-return': '11cdc03704157a436a46b2b616406816134751c9',
-  'seckill-offer-claim': '55116e746cc533bc4f6cde23be3d2f0da34b8293',
+  'seckill-offer-claim': 'c91ea6fb5e9b74397d9e599afdf36113672285d5',
   'seckill-offer-expire': '1feae7a3b17c423e438a3e73cbc13e01736494c3',
   'seckill-waitlist-join': '8082b24561c26aed0fe52cae2997f8083fe3fa90',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',

@@ -150,6 +150,38 @@ describe('returns, offers and claims', () => {
     await assertInvariants(s.voucherId, { drained: true });
     expect(await waitlistNumbers(redis, s.voucherId)).toMatchObject({ waiting: 2, offersOpen: 0, offered: 6, claimed: 6, expired: 0 });
   });
+
+  it('an offer is no way around a forfeit: who grabbed an open unit meanwhile and cancelled it is refused, and the offer moves on', async () => {
+    // Sold out to X and Y; A waits. X's return is offered to A; Y's, with nobody else waiting, goes to the open stock.
+    const s = await soldOutSaleWithWaitlist(2, 1);
+    const [a] = s.waiting;
+    const [x, y] = s.buyers;
+    expect((await cancel(x!, s.orderOf(x!))).status).toBe(200);
+    expect(await offered(s.voucherId)).toEqual([a!.userId]);
+    expect((await cancel(y!, s.orderOf(y!))).status).toBe(200);
+    expect((await readSeckillState(redis, s.voucherId))!.remaining).toBe(1);
+    // A, holding the offer, grabs the open unit too, then gives it back: A has forfeited the sale.
+    const g = await grabVoucher(db, redis, { voucherId: s.voucherId, userId: a!.userId, ip: '10.9.9.9' });
+    await waitPersisted(db, redis, s.voucherId, 3);
+    const [b] = await createTestUsers(db, redis, 1);
+    expect((await cancel(a!, g.orderId)).status).toBe(200);
+    expect(await redis.sismember(keys.seckillForfeit(s.voucherId), a!.userId)).toBe(1);
+    // B takes the unit A gave back (the open stock's, nobody was waiting); then B waits for the next.
+    expect((await grabVoucher(db, redis, { voucherId: s.voucherId, userId: b!.userId, ip: '10.9.9.10' })).status).toBe('pending');
+    const [c] = await createTestUsers(db, redis, 1);
+    expect((await join(c!, s.voucherId)).status).toBe(200);
+    // A's claim of the old offer is the grab's answer, FORFEITED, and sells nothing.
+    const r = await claim(a!, s.voucherId);
+    expect(r.status).toBe(409);
+    expect(r.json.error.code).toBe('FORFEITED');
+    expect(await redis.sismember(keys.seckillBuyers(s.voucherId), a!.userId)).toBe(0);
+    // The offer ended with that claim: the next pass gives its unit to C, who buys it.
+    await expireOffers(redis, s.voucherId);
+    expect(await offered(s.voucherId)).toEqual([c!.userId]);
+    expect((await claim(c!, s.voucherId)).status).toBe(200);
+    await waitPersisted(db, redis, s.voucherId, 5);
+    await assertInvariants(s.voucherId, { drained: true });
+  });
 });
 
 describe('expiry', () => {

@@ -104,7 +104,7 @@ export async function claimOffer(db: DB, redis: RedisClient, voucherId: string, 
   const [code, , third] = await runScript<[number, string?, (string | number)?]>(
     redis,
     'seckill-offer-claim',
-    [keys.seckillMeta(t), keys.seckillBuyers(t), keys.seckillPending(t), w.offers, w.stats],
+    [keys.seckillMeta(t), keys.seckillBuyers(t), keys.seckillPending(t), w.offers, w.stats, keys.seckillForfeit(t)],
     [voucherId, userId, orderId],
   );
   if (code !== 0) throw refusal(code);

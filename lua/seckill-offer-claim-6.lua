@@ -10,12 +10,16 @@
   KEYS[3]  seckill:{tag}:pending    the outbox: orderId -> order message JSON
   KEYS[4]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms)
   KEYS[5]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
+  KEYS[6]  seckill:{tag}:forfeit    users who gave a unit of this sale back (cancel, timeout, refund)
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
 
   Returns  {0, payload, at}  claimed; payload is the order message, at its time (ms, Redis clock)
            {1}               unknown voucher (not preheated)
            {3}               the sale has ended
            {4}               already bought
+           {7}               forfeited: this user gave a unit of this sale back (after the offer was
+                             made: they grabbed an open unit meanwhile and cancelled it); the offer
+                             is ended now, so the next expiry pass moves its unit on
            {13}              no open offer for this user
            {14}              the offer expired (the expiry pass moves it on)
 ]]
@@ -37,6 +41,12 @@ if now >= expires then
 end
 if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then
   return {4}
+end
+if redis.call('SISMEMBER', KEYS[6], ARGV[2]) == 1 then
+  -- Buy -> cancel is not free, an offer included; the unit stays the offer's until the expiry pass
+  -- gives it to the next in line (stock + |buyers| + |offers| = initial all along).
+  redis.call('ZADD', KEYS[4], 'XX', now, ARGV[2])
+  return {7}
 end
 redis.call('ZREM', KEYS[4], ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[2])
