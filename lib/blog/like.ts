@@ -12,6 +12,7 @@
  * count in MySQL lags by the flush interval while the toggle answers the ZSET's count at once.
  */
 import type { DB, Executor } from '@/lib/db/client';
+import { retryDeadlock } from '@/lib/db/retry-deadlock';
 import { notFound } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
@@ -68,6 +69,8 @@ async function settleRow(db: DB, redis: RedisClient, blogId: string, userId: str
   for (let round = 0; ; round++) {
     const liking = want;
     const time = new Date(when);
+    // One user's concurrent clicks write the same row: InnoDB may pick one of an upsert and a DELETE
+    // of that key as a deadlock victim. Both are idempotent and the ZSET is read after them.
     await retryDeadlock(async () => {
       if (liking) await upsertLike(db, blogId, userId, time);
       else await deleteLike(db, blogId, userId);
@@ -87,25 +90,6 @@ async function settleRow(db: DB, redis: RedisClient, blogId: string, userId: str
     await retryDeadlock(() => deleteLike(db, blogId, userId));
     await redis.del(keys.blogLiked(blogId));
     throw notFound('笔记');
-  }
-}
-
-const DEADLOCK_TRIES = 6;
-
-/**
- * One user's concurrent clicks write the same row: InnoDB may pick one of an upsert and a
- * DELETE of that key as a deadlock victim. Both statements are idempotent and the caller re-reads
- * the ZSET after them, so the victim simply runs again (after a short random pause).
- */
-async function retryDeadlock<T>(write: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await write();
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if ((code !== 'ER_LOCK_DEADLOCK' && code !== 'ER_LOCK_WAIT_TIMEOUT') || attempt >= DEADLOCK_TRIES) throw err;
-      await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
-    }
   }
 }
 

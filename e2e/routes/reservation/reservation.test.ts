@@ -33,6 +33,7 @@ import { keys } from '@/lib/redis/keys';
 import { createGatedVoucher, forgetSaleKeys, startSaleNow } from '@/e2e/support/fixtures/reservation';
 import { drawWinners, seedHash, sortIds, verifyDraw } from '@/lib/seckill/reservation/draw';
 import { reservedIdPages } from '@/lib/seckill/reservation/reservation.repository';
+import { cancelReservation, reserve } from '@/lib/seckill/reservation/reservation';
 
 let worker: OrderWorker;
 const ipBlock = 100 + Math.floor(Math.random() * 100);
@@ -121,6 +122,46 @@ describe('reserving', () => {
     expect((await statusOf(plain, u)).json.data).toEqual({ gated: false });
     const notGated = await reserveAs(u!, plain);
     expect(notGated.status).toBe(404);
+  });
+
+  it('reserve and cancel of the same users sent together: MySQL and the reserved set agree after every round', async () => {
+    const voucherId = await createGatedVoucher(db, redis, { stock: 3, mode: 'first-come' });
+    const users = await createTestUsers(db, redis, 40);
+    // 4 rounds of a reserve and a cancel per user at once (8 writes each, under reserveUser's 20 a minute).
+    for (let round = 0; round < 4; round++) {
+      const answers = await Promise.all(users.flatMap((u) => [reserveAs(u, voucherId), cancelAs(u, voucherId)]));
+      for (const r of answers) expect(r.status).toBe(200);
+      const inDb = new Set(await reservedInDb(voucherId));
+      const inRedis = new Set(await redis.smembers(keys.seckillReserved(voucherId)));
+      const disagree = users.filter((u) => inDb.has(u.userId) !== inRedis.has(u.userId)).map((u) => `${u.userId}: mysql ${inDb.has(u.userId)}, redis ${inRedis.has(u.userId)}`);
+      expect(disagree, `round ${round}`).toEqual([]);
+    }
+  });
+
+  it('a Redis that fails the reserved set\'s write leaves nothing done: 503, no row; a retry reserves, and the user buys at the start', async () => {
+    const voucherId = await createGatedVoucher(db, redis, { stock: 2, mode: 'first-come' });
+    const [u] = await createTestUsers(db, redis, 1);
+    // The real client with one command failing on the wire, as a Redis blip would.
+    const failing = (command: 'sadd' | 'srem') =>
+      new Proxy(redis, {
+        get(target, prop, receiver) {
+          if (prop === command) return () => Promise.reject(new Error('Connection is closed.'));
+          const v = Reflect.get(target, prop, receiver);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+    await expect(reserve(db, failing('sadd'), voucherId, u!.userId)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: '预约未成功，请稍后重试' });
+    expect(await reservedInDb(voucherId)).toEqual([]);
+    expect((await statusOf(voucherId, u)).json.data).toMatchObject({ reserved: 0, me: 'none' });
+    expect((await reserveAs(u!, voucherId)).json.data).toMatchObject({ reserved: 1, me: 'reserved' });
+    // A cancel whose SREM fails: still reserved, in MySQL and in Redis.
+    await expect(cancelReservation(db, failing('srem'), voucherId, u!.userId)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(await reservedInDb(voucherId)).toEqual([u!.userId]);
+    expect(await redis.smembers(keys.seckillReserved(voucherId))).toEqual([u!.userId]);
+    // No preheat in between: the set the grab reads already has the user.
+    await db.updateTable('tb_seckill_voucher').set({ begin_time: new Date(Date.now() - 1000) }).where('voucher_id', '=', voucherId).execute();
+    await redis.hset(keys.seckillMeta(voucherId), 'begin', String(Date.now() - 1000));
+    expect((await grab(u!, voucherId, 1)).status).toBe(200);
   });
 });
 

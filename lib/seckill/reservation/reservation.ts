@@ -3,11 +3,14 @@
  * tb_seckill_reservation), Redis the hot state the grab script reads: the reserved set, the
  * winners set and the meta hash's `gate` field, all in the voucher's hash slot.
  *
- * Writes go to MySQL first, then Redis: a Redis write that fails after the commit is repaired by
- * the next preheat (which rebuilds the sets from MySQL), and the caller is answered 503 so it
- * retries (reserve and cancel are idempotent).
+ * A reserve or a cancel writes MySQL, then the reserved set in Redis, then commits: the Redis write
+ * runs while the transaction holds the reservation row's lock, so one user's reserve and cancel
+ * sent together reach Redis in the order MySQL commits them, and a Redis that fails rolls the row
+ * back (503, nothing done: retry, both are idempotent). Nothing waits for a preheat to make Redis
+ * agree with MySQL — no preheat runs between the last reservation and the start.
  */
 import type { DB, Executor } from '@/lib/db/client';
+import { retryDeadlock } from '@/lib/db/retry-deadlock';
 import type { RedisClient } from '@/lib/redis/types';
 import { VoucherStatus, VoucherType } from '@/lib/db/schema';
 import { AppError, notFound } from '@/lib/errors';
@@ -48,39 +51,82 @@ async function gatedSale(db: Executor, voucherId: string, lock?: 'share' | 'upda
   return { sale, gate };
 }
 
-function redisFailed(): AppError {
-  return new AppError('SERVICE_UNAVAILABLE', '预约已记录，同步稍有延迟，请稍后刷新', { retryAfter: 1 });
+/**
+ * Runs `write` (the MySQL change, true when it changed a row) and then `mirror` (the same change in
+ * the reserved set) in one transaction, the Redis write under the row's lock. A Redis that fails
+ * rolls the row back: 503 `failed`, nothing done. A commit that fails after Redis was written (the
+ * connection lost at COMMIT) takes the Redis change back, if the row had changed; best effort, logged.
+ */
+async function writeBoth(
+  db: DB,
+  write: (trx: Executor) => Promise<boolean>,
+  mirror: () => Promise<unknown>,
+  undo: () => Promise<unknown>,
+  failed: string,
+  what: Record<string, string>,
+): Promise<void> {
+  let changed = false;
+  let mirrored = false;
+  try {
+    // A reserve and a cancel of one key (a next-key or gap lock each, REPEATABLE READ) may deadlock:
+    // the victim has written nothing, Redis included (the lock is taken before the Redis write), and runs again.
+    await retryDeadlock(() =>
+      db.transaction().execute(async (trx) => {
+        changed = await write(trx);
+        try {
+          await mirror();
+        } catch {
+          throw new AppError('SERVICE_UNAVAILABLE', failed, { retryAfter: 1 });
+        }
+        mirrored = true;
+      }),
+    );
+  } catch (err) {
+    if (mirrored) {
+      // Only a failed COMMIT gets here: the row is most likely not changed, so neither is the set.
+      const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
+      log.warn({ ...what, changed, err: text(err) }, 'reservation: commit failed after Redis was written; taking the Redis change back');
+      if (changed) await undo().catch((e: unknown) => log.error({ ...what, err: text(e) }, 'reservation: Redis could not be put back; the next preheat rebuilds the set'));
+    }
+    throw err;
+  }
 }
 
 /** Reserve: idempotent (a second call is a no-op), only within [reserveBegin, begin). */
 export async function reserve(db: DB, redis: RedisClient, voucherId: string, userId: string, now = new Date()): Promise<ReservationStatus> {
-  await db.transaction().execute(async (trx) => {
-    // FOR SHARE: reservations run side by side; the draw and a rebuild (FOR UPDATE) wait for them.
-    const { sale, gate } = await gatedSale(trx, voucherId, 'share');
-    if (gate.drawnTime || now >= sale.beginTime) throw new AppError('ENDED', '预约已截止');
-    if (now < gate.reserveBegin) throw new AppError('NOT_STARTED', '预约尚未开始');
-    await insertReservation(trx, voucherId, userId);
-  });
-  try {
-    await redis.sadd(keys.seckillReserved(voucherId), userId);
-  } catch {
-    throw redisFailed();
-  }
+  const set = keys.seckillReserved(voucherId);
+  await writeBoth(
+    db,
+    async (trx) => {
+      // FOR SHARE: reservations run side by side; the draw and a rebuild (FOR UPDATE) wait for them.
+      const { sale, gate } = await gatedSale(trx, voucherId, 'share');
+      if (gate.drawnTime || now >= sale.beginTime) throw new AppError('ENDED', '预约已截止');
+      if (now < gate.reserveBegin) throw new AppError('NOT_STARTED', '预约尚未开始');
+      return insertReservation(trx, voucherId, userId);
+    },
+    () => redis.sadd(set, userId),
+    () => redis.srem(set, userId),
+    '预约未成功，请稍后重试',
+    { voucherId, userId },
+  );
   return reservationStatus(db, redis, voucherId, userId, now);
 }
 
 /** Cancel: idempotent, only before the sale begins (after it the reservation is the right to buy, or the draw's input). */
 export async function cancelReservation(db: DB, redis: RedisClient, voucherId: string, userId: string, now = new Date()): Promise<ReservationStatus> {
-  await db.transaction().execute(async (trx) => {
-    const { sale, gate } = await gatedSale(trx, voucherId, 'share');
-    if (gate.drawnTime || now >= sale.beginTime) throw new AppError('ENDED', '秒杀已开始，不能再取消预约');
-    await deleteReservation(trx, voucherId, userId);
-  });
-  try {
-    await redis.srem(keys.seckillReserved(voucherId), userId);
-  } catch {
-    throw redisFailed();
-  }
+  const set = keys.seckillReserved(voucherId);
+  await writeBoth(
+    db,
+    async (trx) => {
+      const { sale, gate } = await gatedSale(trx, voucherId, 'share');
+      if (gate.drawnTime || now >= sale.beginTime) throw new AppError('ENDED', '秒杀已开始，不能再取消预约');
+      return deleteReservation(trx, voucherId, userId);
+    },
+    () => redis.srem(set, userId),
+    () => redis.sadd(set, userId),
+    '取消预约未成功，请稍后重试',
+    { voucherId, userId },
+  );
   return reservationStatus(db, redis, voucherId, userId, now);
 }
 
