@@ -26,7 +26,13 @@
   Returns  {0}          already returned before
            {1}          returned now, to the open stock (or the buyer was already gone)
            {2, userId}  returned now, offered to that waiting user
+           {3}          the sale is not in Redis (its keys expired after the end, or Redis lost
+                        it): nothing to give back here, and no key is made that would never expire;
+                        the preheat that brings the sale back counts the unit from MySQL
 ]]
+if redis.call('EXISTS', KEYS[5]) == 0 then
+  return {3}
+end
 if redis.call('SADD', KEYS[3], ARGV[1]) == 0 then
   return {0}
 end

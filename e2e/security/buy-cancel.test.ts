@@ -127,6 +127,26 @@ describe('flash sale: a unit given back is forfeited', () => {
     await preheatVoucher(db, redis, voucherId); // a re-opened sale keeps it
     expect(await redis.ttl(keys.seckillForfeit(voucherId))).toBe(-1);
   });
+
+  it('a unit given back while the sale is not in Redis (its keys expired after the end, or lost) makes no key there, none would ever expire; a preheat counts it from MySQL', async () => {
+    const voucherId = await createSaleInShop(db, redis, f.shopA, 1);
+    const [a] = await createTestUsers(db, redis, 1);
+    const g = await grab(a!, voucherId);
+    expect(g.status).toBe(200);
+    await persisted(g.json.data.orderId);
+    // The sale's keys are gone, as sale expiry does a while after the end (here at once, the sale still on).
+    await expireEndedSale(redis, voucherId, 1);
+    await waitFor('the sale left Redis', async () => (await redis.exists(keys.seckillMeta(voucherId), keys.seckillBuyers(voucherId))) === 0, 5000, 100);
+    expect((await cancel(a!, g.json.data.orderId)).status).toBe(200);
+    await returned(g.json.data.orderId);
+    for (const k of [keys.seckillReturned(voucherId), keys.seckillForfeit(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId)]) {
+      expect(await redis.exists(k), k).toBe(0);
+    }
+    // Brought back, the sale has the unit on sale and the buyer forfeited, both from MySQL.
+    await preheatVoucher(db, redis, voucherId);
+    expect((await readSeckillState(redis, voucherId))!.remaining).toBe(1);
+    expect(await redis.sismember(keys.seckillForfeit(voucherId), a!.userId)).toBe(1);
+  });
 });
 
 describe('normal vouchers: buy → cancel is capped per user and voucher', () => {

@@ -47,7 +47,8 @@ export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Prom
     ],
     [o.id, o.userId, env.WAITLIST_OFFER_MS],
   );
-  // Back on open sale: forget "sold out" everywhere. An offered unit is not on open sale.
+  // Back on open sale: forget "sold out" everywhere. An offered unit is not on open sale. A sale
+  // Redis does not hold (3) owes nothing here: its next preheat counts the unit from MySQL.
   if (r === 1) await notifySeckillChanged(redis, o.voucherId);
   return r !== 0;
 }

@@ -23,7 +23,7 @@ const pinned: Record<string, string> = {
   'seckill-room-open': '7b54f10438f4637726500c7d12f569c9671bf3ae',
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
-  'seckill-return': '11cdc03704157a436a46b2b616406816134751c9',
+  'seckill-return': 'b23a0babaaf73ab35d8c5c304fdd8c711d4a5e96',
   'seckill-offer-claim': 'c91ea6fb5e9b74397d9e599afdf36113672285d5',
   'seckill-offer-expire': '1feae7a3b17c423e438a3e73cbc13e01736494c3',
   'seckill-waitlist-join': '8082b24561c26aed0fe52cae2997f8083fe3fa90',
