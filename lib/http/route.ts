@@ -88,7 +88,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
   function run(req: Request, params: P, caller: Caller | null, admission: Admission | undefined): MaybePromise<unknown> {
     if (opts.auth === 'none') slideSessionOf(req.headers); // a logged-in visitor reading public pages stays logged in
     authorize(opts.auth, caller);
-    if (caller?.via === 'cookie') checkSameOrigin(req);
+    if (caller?.via === 'cookie' && !SAFE_METHODS.has(req.method)) checkSameOrigin(req);
     if (admission === undefined) return handler({ req, params, user: (caller?.user ?? null) as UserFor<A>, caller, ip: clientIp(req.headers), admission });
     const refused = admission.admit();
     if (refused !== undefined) return refused;
@@ -156,11 +156,18 @@ function authorize(level: AuthLevel, caller: Caller | null): void {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
+ * A GET that writes after all (the room's look with `buy=1` buys): the same rule as every other
+ * write, so a cross-site link or redirect carrying the session cookie buys nothing.
+ */
+export function requireOwnOrigin(req: Request, caller: Caller | null): void {
+  if (caller?.via === 'cookie') checkSameOrigin(req);
+}
+
+/**
  * Cookies ride along on cross-site requests; Bearer tokens do not. So a state change carried by
  * the cookie must come from our own origin (Origin header, or Sec-Fetch-Site from the browser).
  */
 function checkSameOrigin(req: Request): void {
-  if (SAFE_METHODS.has(req.method)) return;
   const origin = req.headers.get('origin');
   const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
   if (origin && host) {

@@ -45,6 +45,8 @@ import { register } from 'prom-client';
 import type { AddressInfo } from 'node:net';
 import { createHotServer } from '@/lib/hot/server';
 import { parkedLooks } from '@/lib/seckill/room/park';
+import { encode } from 'next-auth/jwt';
+import { SESSION_COOKIE } from '@/lib/auth/cookie';
 
 let worker: OrderWorker;
 
@@ -567,6 +569,30 @@ describe('buying on admission', () => {
     expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(1);
     await drained(voucherId, 1);
     await assertInvariants(voucherId, { drained: true });
+  });
+
+  it('a look with buy=1 is a write: carried by the session cookie, only from our own pages (a cross-site link buys nothing)', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+    const [v] = await createTestUsers(db, redis, 1);
+    // The victim waits in the room and passes the gate while waiting (the page's own flow), not buying yet.
+    const j = await join(v!, voucherId);
+    expect((await joinWith(v!, voucherId, { altcha: await solvedPayload(j.json.data.challenge) })).status).toBe(200);
+    await waitFor('admitted', async () => (await look(v!, voucherId)).json.data.state === 'admitted', 5000, 50);
+    const cookie = `${SESSION_COOKIE}=${await encode({ token: { sessionToken: v!.token }, secret: env.AUTH_SECRET })}`;
+    const lookWith = (headers: Record<string, string>) => callRoute(lookRoute, { method: 'GET', params: { voucherId }, query: { buy: '1' }, headers: { cookie, host: 'localhost:3000', ...headers } });
+    // A foreign page sends the victim's browser to the look URL (a top-level navigation: SameSite=Lax sends the cookie).
+    for (const evil of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }, {}]) {
+      const r = await lookWith(evil);
+      expect(r.status, JSON.stringify(evil)).toBe(403);
+      expect(r.json.error.code).toBe('CSRF');
+    }
+    expect(await redis.sismember(keys.seckillBuyers(voucherId), v!.userId)).toBe(0);
+    // A look without buy stays a read from anywhere; from our own page, buy=1 buys.
+    expect((await callRoute(lookRoute, { method: 'GET', params: { voucherId }, headers: { cookie, host: 'localhost:3000', 'sec-fetch-site': 'cross-site' } })).json.data.state).toBe('admitted');
+    const own = await lookWith({ 'sec-fetch-site': 'same-origin' });
+    expect(own.status).toBe(200);
+    expect(own.json.data.purchase).toMatchObject({ status: 'pending' });
+    await drained(voucherId, 1);
   });
 
   it('in turn: a buyer admitted at once waits for the place ahead still solving, and goes when it buys or its moment ends', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { route, type Admission } from '@/lib/http/route';
+import { requireOwnOrigin, route, type Admission } from '@/lib/http/route';
 import { parseId, parseOptionalJson, parseQuery } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
@@ -87,9 +87,11 @@ const soldOut = (params: Record<string, string>) => soldOutFromMemory(redis, par
  * An admitted answer carries the bot gate's challenge (`challenge`, as GET …/challenge gives it);
  * with `buy=1` and the gate passed, the purchase instead (docs/fair-sale.md#buying-on-admission).
  */
-export const GET = route({ auth: 'user', known: soldOut }, async ({ req, params, user, ip, admission }) => {
+export const GET = route({ auth: 'user', known: soldOut }, async ({ req, params, user, caller, ip, admission }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
   const { wait, buy } = parseQuery(req, lookQuery);
+  // `buy=1` makes this GET a write (a purchase): from a cookie, only from our own pages.
+  if (buy === '1') requireOwnOrigin(req, caller);
   await consume('roomUser', user.id);
   return lookAndAnswer(voucherId, user.id, ip, admission, { join: false, wait, buy: buy === '1' });
 });
