@@ -122,6 +122,10 @@ if now >= begin then
     redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now)
   elseif now > at then
     redis.call('HSET', KEYS[3], 'at', now)
+    if seq == 0 then
+      -- A look before anyone joined made the state key: it expires with the room (a join sets it too).
+      redis.call('PEXPIREAT', KEYS[3], finish + 3600000)
+    end
   end
   if capped and math.floor(served) < seq and math.floor(served) - won >= stock then
     held = 1

@@ -19,7 +19,7 @@ const pinned: Record<string, string> = {
   'seckill-epoch': '795dc6585d215b5622ad1740ca9dc6e9ac019335',
   'seckill-order-id': '77c7b7ad9dd201b15a72702eaff256fef35f87b3',
   'seckill-preheat': '410ac5e3cd6127253bb3fd515afa68f74381b4c5',
-  'seckill-room-look': 'a512d5cfe9064252e4e96c2ffd3458760cfc1b4a',
+  'seckill-room-look': 'c1ff8fe776329791f44f49721883bd82c01c9ef0',
   'seckill-room-open': '7b54f10438f4637726500c7d12f569c9671bf3ae',
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',

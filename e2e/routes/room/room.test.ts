@@ -132,6 +132,14 @@ describe('joining', () => {
     expect(await redis.pttl(keys.roomQueue(voucherId))).toBeGreaterThan(0);
   });
 
+  it('a look at a started room before anyone joined leaves no room key without a TTL', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+    const [u] = await createTestUsers(db, redis, 1);
+    expect((await look(u!, voucherId)).json.data.state).toBe('none');
+    // -2 (no key) or a TTL: -1 would be a key a stranger's look keeps forever.
+    for (const k of [keys.roomState(voucherId), keys.roomQueue(voucherId)]) expect(await redis.pttl(k), k).not.toBe(-1);
+  });
+
   it('is refused for an ordinary sale (404) and needs a session (401)', async () => {
     const { createTestVoucher } = await import('@/e2e/support/fixtures/seckill');
     const plain = await createTestVoucher(db, redis, { stock: 1 });
