@@ -18,7 +18,7 @@
            gated sale's meta never exists without its gate (its sets are rebuilt before this call)
   ARGV[5]  '1' when the sale is behind the waiting room (its grabs need a token), else ''; written
            with the window for the same reason as the gate. A room that opened by itself (roomUntil,
-           lua/seckill-room-open-1.lua) is left to lapse
+           lua/seckill-room-open-3.lua) is left to lapse
   ARGV[6..] user ids that have an order in the DB
 
   Returns  {initial, remaining, buyers}

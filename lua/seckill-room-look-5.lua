@@ -9,7 +9,8 @@
   KEYS[2]  seckill:{vid}:room:q      zset user id -> position (1-based)
   KEYS[3]  seckill:{vid}:room:state  hash: seq (tickets issued), pre (of them before the start),
                                      served (positions admitted, may be fractional), at (ms of the
-                                     last move), seed (set once the pre-start tickets are shuffled)
+                                     last move), seed (set once the pre-start tickets are shuffled),
+                                     w0, wl (the hold cap's count of units won, below)
   KEYS[4]  seckill:{vid}:stock       remaining units
   KEYS[5]  seckill:{vid}:buyers      users who bought (SCARD: the units won)
   ARGV[1]  user id   ARGV[2] '1' to join if not in the room (not after the start with no stock
@@ -119,7 +120,13 @@ if now >= begin then
       redis.call('HSET', KEYS[3], 'h' .. hi, now .. ':' .. nextServed, 'hi', (hi + 1) % 8, 'hat', now)
     end
     served = nextServed
-    redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now)
+    if capped then
+      -- wl: the room's wins as the counter last counted them (a room that lapses and opens again
+      -- counts its wins on from there, lua/seckill-room-open-3.lua)
+      redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now, 'wl', won)
+    else
+      redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now)
+    end
   elseif now > at then
     redis.call('HSET', KEYS[3], 'at', now)
     if seq == 0 then

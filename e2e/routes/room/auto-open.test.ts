@@ -105,6 +105,33 @@ describe('the room opens by itself', () => {
     expect((await callRoute(joinRoute, { method: 'POST', token: b!.token, params: { voucherId } })).status).toBe(404);
   });
 
+  it('a room that lapsed and opens again counts the units bought meanwhile as gone, not as its holders\' wins: no more holders than units', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 3 });
+    const [a, b, c, d, e] = await createTestUsers(db, redis, 5);
+    const look = (u: TestUser) => callRoute(lookRoute, { token: u.token, params: { voucherId } });
+    const join = (u: TestUser) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId } });
+    expect(await openRoomByItself(redis, voucherId, 60_000)).toBe(true);
+    const ja = await join(a!);
+    await waitFor('a admitted', async () => (await look(a!)).json.data.state === 'admitted', 5000, 20);
+    // The room lapses (nobody sheds any more): open to everyone, two others buy; one unit is left, A's to hold.
+    await redis.hset(keys.seckillMeta(voucherId), 'roomUntil', String(Date.now() - 1));
+    expect((await grab(b!, voucherId)).status).toBe(200);
+    expect((await grab(c!, voucherId)).status).toBe(200);
+    expect(await redis.get(keys.seckillStock(voucherId))).toBe('1');
+    // The box sheds again: the room opens again; newcomers wait behind A's hold, they are not admitted.
+    expect(await openRoomByItself(redis, voucherId, 60_000)).toBe(true);
+    await join(d!);
+    await join(e!);
+    await new Promise((r) => setTimeout(r, 150)); // at 1000 a second the counter would reach them long before
+    expect((await look(a!)).json.data.state).toBe('admitted');
+    for (const u of [d!, e!]) expect((await look(u)).json.data).toMatchObject({ state: 'waiting', allHeld: true });
+    // A buys within the hold, and wins: the last unit was A's.
+    const ch = await callRoute(challengeRoute, { token: a!.token, params: { voucherId } });
+    const pass = await callRoute(tokenRoute, { method: 'POST', token: a!.token, params: { voucherId }, body: { ticket: ja.json.data.ticket, altcha: await solvedPayload(ch.json) } });
+    expect((await grab(a!, voucherId, pass.json.data.token)).status).toBe(200);
+    expect((await look(d!)).json.data.state).toBe('soldout');
+  });
+
   it('not below the threshold, and never over a merchant room', async () => {
     const plain = await createTestVoucher(db, redis, { stock: 5 });
     for (let i = 0; i < 4; i++) grabShed(redis, plain);

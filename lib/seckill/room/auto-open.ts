@@ -2,7 +2,7 @@
  * The waiting room opens by itself (docs/fair-sale.md#opening-by-itself): when this web process
  * sheds an ordinary sale's grabs (its admission limit is full: arrivals exceed what the box serves,
  * measured, lib/hot/admission-limit.ts) ROOM_AUTO_SHED_PER_SECOND times within a second, the sale's
- * meta gets `room` + `roomUntil` (lua/seckill-room-open-1.lua): grabs then need a grab token from
+ * meta gets `room` + `roomUntil` (lua/seckill-room-open-3.lua): grabs then need a grab token from
  * the room until ROOM_AUTO_OPEN_MS after the last such second. Counting is plain numbers per
  * voucher and second; at most one Redis call per voucher and second per process.
  */
@@ -22,7 +22,7 @@ export async function openRoomByItself(redis: RedisClient, voucherId: string, ms
   // A bucketed sale (docs/buckets.md) is never roomed: its grabs read their home bucket's meta,
   // and the room's flag would reach bucket 0's users only.
   if ((await bucketCount(redis, voucherId)) > 1) return false;
-  const opened = (await runScript<number>(redis, 'seckill-room-open', [keys.seckillMeta(voucherId)], [ms])) === 1;
+  const opened = (await runScript<number>(redis, 'seckill-room-open', [keys.seckillMeta(voucherId), keys.roomState(voucherId), keys.seckillBuyers(voucherId)], [ms])) === 1;
   if (opened) roomMetrics.autoOpened();
   return opened;
 }
