@@ -589,7 +589,8 @@ describe('buying on admission', () => {
     const cookie = `${SESSION_COOKIE}=${await encode({ token: { sessionToken: v!.token }, secret: env.AUTH_SECRET })}`;
     const lookWith = (headers: Record<string, string>) => callRoute(lookRoute, { method: 'GET', params: { voucherId }, query: { buy: '1' }, headers: { cookie, host: 'localhost:3000', ...headers } });
     // A foreign page sends the victim's browser to the look URL (a top-level navigation: SameSite=Lax sends the cookie).
-    for (const evil of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }, {}]) {
+    const evils: Record<string, string>[] = [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }, {}];
+    for (const evil of evils) {
       const r = await lookWith(evil);
       expect(r.status, JSON.stringify(evil)).toBe(403);
       expect(r.json.error.code).toBe('CSRF');
