@@ -4,7 +4,8 @@
  *
  * - lowering the total stock takes unsold stock out of Redis first (atomically, refused when
  *   fewer remain unsold than asked), then MySQL; a failed MySQL write gives it back;
- * - raising it goes through seckill's addSeckillStock (Redis and MySQL together, safe mid-sale);
+ * - raising it goes through seckill's addSeckillStock (Redis and MySQL together, safe mid-sale),
+ *   after the rest of the edit committed, so a refused edit raises nothing;
  * - window changes and take-downs are re-preheated from MySQL after the commit, retried until
  *   Redis agrees (syncRedisUntilAgreed); the worker refuses orders grabbed outside MySQL's window.
  */
@@ -45,8 +46,6 @@ export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id
       if (r.status === 'ok') giveBack = r.giveBack;
       else needsPreheat = true; // not in Redis: MySQL's guard decides, preheat rebuilds
     }
-    if (plan.stockDelta > 0) await addStockAudited(db, redis, actor, id, plan.stockDelta);
-
     try {
       await db.transaction().execute(async (trx) => {
         const row = await lockVoucherRow(trx, id);
@@ -69,6 +68,10 @@ export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id
       if (giveBack) await giveBack();
       throw e;
     }
+    // Raised only once the rest of the edit has committed: an edit the locked re-check refuses
+    // (the sale opened meanwhile) raises nothing. A raise that fails after it (Redis away) leaves
+    // the rest saved and says so; sending the same edit again raises the stock alone.
+    if (plan.stockDelta > 0) await addStockAudited(db, redis, actor, id, plan.stockDelta);
     await afterVoucherWrite(db, redis, id);
     const redisSynced = needsPreheat ? await syncRedisUntilAgreed(db, redis, id) : true;
     return { voucher: await getVoucher(db, redis, actor, id), redisSynced };

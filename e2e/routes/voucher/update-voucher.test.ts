@@ -98,6 +98,31 @@ describe('edit a live sale', () => {
     expect(tooMuch.json.error.fields.amount).toContain('1,000,000');
   });
 
+  it('an edit raising the stock with the price, refused because the sale opened during it, raises nothing', async () => {
+    const begin = Date.now() + 2500;
+    const created = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { stock: 10, beginTime: new Date(begin).toISOString() }) });
+    expect(created.status).toBe(201);
+    const id = created.json.data.id as string;
+    // Another writer holds the voucher row a little past the opening, so the sale opens while the
+    // edit waits for it (this only widens a window that is there anyway).
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = db.transaction().execute(async (trx) => {
+      await trx.selectFrom('tb_voucher').select('id').where('id', '=', id).forUpdate().execute();
+      locked();
+      await new Promise((r) => setTimeout(r, Math.max(0, begin - Date.now()) + 300));
+    });
+    await isLocked;
+    expect(Date.now()).toBeLessThan(begin - 500); // checked while upcoming: price and stock may both change
+    const r = await patch(id, { stock: 15, payValue: 800 });
+    await holder;
+    expect(r.status).toBe(400); // re-checked on the locked row: the sale is live, the price locked
+    const row = await db.selectFrom('tb_seckill_voucher').select(['initial_stock', 'stock']).where('voucher_id', '=', id).executeTakeFirstOrThrow();
+    expect({ initial: Number(row.initial_stock), stock: Number(row.stock) }).toEqual({ initial: 10, stock: 10 });
+    expect((await readSeckillState(redis, id))?.initial).toBe(10);
+    expect((await listAudit(db, { targetType: 'voucher', targetId: id, limit: 20 })).map((a) => a.action)).not.toContain('voucher.add-stock');
+  });
+
   it('a window edit reaches Redis: moving the end into the near future ends grabs then', async () => {
     const id = await create();
     const end = new Date(Date.now() + 1500);
