@@ -29,6 +29,7 @@
            {3}          the sale is not in Redis (its keys expired after the end, or Redis lost
                         it): nothing to give back here, and no key is made that would never expire;
                         the preheat that brings the sale back counts the unit from MySQL
+  The returned and forfeit sets take the meta's expiry when it has one (an ended sale's grace).
 ]]
 if redis.call('EXISTS', KEYS[5]) == 0 then
   return {3}
@@ -37,6 +38,13 @@ if redis.call('SADD', KEYS[3], ARGV[1]) == 0 then
   return {0}
 end
 redis.call('SADD', KEYS[4], ARGV[2])
+-- An ended sale's keys already expire (the sweeper gave them the grace period): the two sets made
+-- or grown here expire with them, else a timeout after that moment would keep them forever.
+local ttl = redis.call('PTTL', KEYS[5])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[3], ttl)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+end
 if redis.call('SREM', KEYS[2], ARGV[2]) == 0 then
   return {1}
 end

@@ -128,6 +128,21 @@ describe('flash sale: a unit given back is forfeited', () => {
     expect(await redis.ttl(keys.seckillForfeit(voucherId))).toBe(-1);
   });
 
+  it('a unit given back in an ended sale\'s grace period (its keys already expiring) leaves every key of the sale expiring', async () => {
+    const voucherId = await createSaleInShop(db, redis, f.shopA, 2);
+    const [a] = await createTestUsers(db, redis, 1);
+    const g = await grab(a!, voucherId);
+    expect(g.status).toBe(200);
+    await persisted(g.json.data.orderId);
+    // What the sweeper does once a sale has ended and its outbox is empty; then a late cancel or payment timeout.
+    await expireEndedSale(redis, voucherId, 600);
+    expect((await cancel(a!, g.json.data.orderId)).status).toBe(200);
+    await returned(g.json.data.orderId);
+    // The two sets the return made, and every other key of the sale there is (-2: none), expire.
+    for (const k of [keys.seckillReturned(voucherId), keys.seckillForfeit(voucherId)]) expect(await redis.ttl(k), k).toBeGreaterThan(0);
+    for (const k of [keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId)]) expect(await redis.ttl(k), k).not.toBe(-1);
+  });
+
   it('a unit given back while the sale is not in Redis (its keys expired after the end, or lost) makes no key there, none would ever expire; a preheat counts it from MySQL', async () => {
     const voucherId = await createSaleInShop(db, redis, f.shopA, 1);
     const [a] = await createTestUsers(db, redis, 1);

@@ -23,7 +23,7 @@ const pinned: Record<string, string> = {
   'seckill-room-open': '37e948a1f579260697719aa2f0d5cb3863b66538',
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
-  'seckill-return': 'b23a0babaaf73ab35d8c5c304fdd8c711d4a5e96',
+  'seckill-return': '5bbb260cf7873d1a427e539e07bd1ef4ac57c784',
   'seckill-offer-claim': 'c91ea6fb5e9b74397d9e599afdf36113672285d5',
   'seckill-offer-expire': '1feae7a3b17c423e438a3e73cbc13e01736494c3',
   'seckill-waitlist-join': '8082b24561c26aed0fe52cae2997f8083fe3fa90',
