@@ -11,6 +11,8 @@ import { keys } from '@/lib/redis/keys';
 import { env } from '@/lib/env';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
 import { createSession } from '@/lib/auth/session';
+import { login } from '@/lib/auth/login';
+import { hashPassword } from '@/lib/auth/password';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
 import { waitFor } from '@/e2e/support/fixtures/seckill';
 import { resetLimit } from '@/lib/rate-limit';
@@ -79,5 +81,19 @@ describe('role change', () => {
     for (const t of [f.merchantA.token, other]) expect((await callRoute(meRoute, { token: t })).status).toBe(401);
     const row = await db.selectFrom('tb_audit_log').select(['action', 'before_json', 'after_json']).where('target_type', '=', 'user').where('target_id', '=', f.merchantA.id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ action: 'user.role-change', before_json: '{"role":"merchant"}', after_json: '{"role":"user"}' });
+  });
+  it('reaches the password logins in flight when it commits: none of them leaves a session with the old role', async () => {
+    const f = await createConsoleFixture(db, redis);
+    const phone = (await db.selectFrom('tb_user').select('phone').where('id', '=', f.merchantA.id).executeTakeFirstOrThrow()).phone;
+    await db.updateTable('tb_user').set({ password: await hashPassword('merchant-pw-123') }).where('id', '=', f.merchantA.id).execute();
+    // Eight logins (each from its own address: its own limit) are checking the password (~50 ms of
+    // scrypt) when an admin demotes the merchant.
+    const logins = Array.from({ length: 8 }, (_, i) => login(db, redis, { phone, password: 'merchant-pw-123' }, `198.51.100.${100 + i}`).catch((e: { code?: string }) => e.code ?? 'error'));
+    await new Promise((r) => setTimeout(r, 25));
+    expect((await callRoute(roleRoute, { method: 'PATCH', token: f.admin.token, params: { id: f.merchantA.id }, body: { role: 'user' } })).status).toBe(200);
+    const outcomes = await Promise.all(logins);
+    const roles = await Promise.all(outcomes.map(async (o) => (typeof o === 'string' ? o : ((await callRoute(meRoute, { token: o.token })).json?.data?.role ?? 'revoked'))));
+    // A login either lands as the role is now, or is told to log in again (409) with its session revoked.
+    expect(roles.filter((r) => r !== 'user' && r !== 'CONFLICT' && r !== 'revoked'), roles.join(',')).toEqual([]);
   });
 });

@@ -14,9 +14,9 @@ import { PASSWORD_REQUIRED_MESSAGE } from '@/lib/auth/messages';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import { smsProvider } from '@/lib/sms/provider';
-import { createSession, type SessionUser } from '@/lib/auth/session';
+import { createSession, revokeSession, type SessionUser } from '@/lib/auth/session';
 import { verifyPassword } from '@/lib/auth/password';
-import { findUserByPhone, insertUserIfAbsent } from '@/lib/auth/user.repository';
+import { findUserByPhone, findUserRole, insertUserIfAbsent } from '@/lib/auth/user.repository';
 import { issueLoginDevice, verifyLoginDevice } from '@/lib/auth/login-device';
 
 export const CODE_TTL_SECONDS = 5 * 60;
@@ -65,11 +65,26 @@ export interface LoginResult {
 export async function login(db: Executor, redis: RedisClient, input: LoginInput, ip: string, device?: string): Promise<LoginResult> {
   if ('code' in input) {
     const dto = toSessionUser(await checkCode(db, redis, input.phone, input.code));
-    return { token: await createSession(redis, dto), user: dto };
+    return { token: await sessionAsRoleStands(db, redis, dto), user: dto };
   }
   const deviceId = verifyLoginDevice(device, input.phone);
   const dto = toSessionUser(await checkPassword(db, input.phone, input.password, ip, deviceId));
-  return { token: await createSession(redis, dto), user: dto, deviceToken: deviceId ? device! : issueLoginDevice(input.phone) };
+  return { token: await sessionAsRoleStands(db, redis, dto), user: dto, deviceToken: deviceId ? device! : issueLoginDevice(input.phone) };
+}
+
+/**
+ * The session, then the role read again: a role change (lib/admin/user-role.ts) that committed
+ * while this login was checking the password or the code revoked the sessions it found, and this
+ * one was not among them yet, so it would keep the role read before — a demoted merchant keeping
+ * the console as long as they use it. Read after the token is in the user's index: a change
+ * committed later revokes it; one committed earlier is seen here, and the session is revoked and
+ * the login refused (log in again: as the role is now).
+ */
+async function sessionAsRoleStands(db: Executor, redis: RedisClient, dto: SessionUser): Promise<string> {
+  const token = await createSession(redis, dto);
+  if ((await findUserRole(db, dto.id)) === dto.role) return token;
+  await revokeSession(redis, token);
+  throw new AppError('CONFLICT', '账号权限刚刚变更，请重新登录');
 }
 
 async function checkCode(db: Executor, redis: RedisClient, phone: string, code: string): Promise<User> {

@@ -5,6 +5,11 @@ export function findUserByPhone(db: Executor, phone: string): Promise<User | und
   return db.selectFrom('tb_user').selectAll().where('phone', '=', phone).executeTakeFirst();
 }
 
+/** The user's role as MySQL has it now (undefined: no such user). */
+export async function findUserRole(db: Executor, id: number | string): Promise<User['role'] | undefined> {
+  return (await db.selectFrom('tb_user').select('role').where('id', '=', String(id)).executeTakeFirst())?.role;
+}
+
 /** Inserts unless the phone exists (a concurrent first login must not fail), then reads back. */
 export async function insertUserIfAbsent(db: Executor, user: NewUser): Promise<User> {
   await db.insertInto('tb_user').ignore().values(user).execute();
