@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { closeDb } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { env } from '@/lib/env';
-import { clientIp, parseTrustedProxies, PEER_HEADER, UNKNOWN_CLIENT } from '@/lib/http/client-ip';
+import { clientIp, parseTrustedProxies, PEER_HEADER, UNKNOWN_CLIENT, viaTrustedProxy } from '@/lib/http/client-ip';
 import { resetLimit } from '@/lib/rate-limit';
 import { callRoute, randomPhone } from '@/e2e/support/helpers';
 import { POST as sendCode } from '@/app/api/user/code/route';
@@ -48,6 +48,15 @@ describe('clientIp', () => {
     expect(clientIp(h({ [PEER_HEADER]: '203.0.113.5', 'x-forwarded-for': '198.51.100.7' }), t)).toBe('203.0.113.5');
     expect(clientIp(h({ [PEER_HEADER]: '::1', 'x-forwarded-for': 'junk' }), t)).toBe('0:0:0:0::/64');
     expect(() => parseTrustedProxies('10.0.0.0/99')).toThrow(/TRUSTED_PROXIES/);
+  });
+
+  it('a request came through a proxy of ours only when one is trusted and, with CIDRs, the peer is inside them', () => {
+    expect(viaTrustedProxy(h({ [PEER_HEADER]: '10.0.0.5', 'x-forwarded-host': 'evil.example' }), null)).toBe(false);
+    expect(viaTrustedProxy(h({ [PEER_HEADER]: '10.0.0.5' }), parseTrustedProxies('1'))).toBe(true);
+    const cidrs = parseTrustedProxies('10.0.0.0/8');
+    expect(viaTrustedProxy(h({ [PEER_HEADER]: '10.0.0.5' }), cidrs)).toBe(true);
+    expect(viaTrustedProxy(h({ [PEER_HEADER]: '203.0.113.9' }), cidrs)).toBe(false);
+    expect(viaTrustedProxy(h({}), cidrs)).toBe(false);
   });
 
   it('IPv6 clients share a bucket per /64; IPv4-mapped addresses are plain IPv4', () => {

@@ -39,6 +39,9 @@ describe('CSRF: cookie-authenticated state changes', () => {
     expect(evil.json.error.code).toBe('CSRF');
     const noOrigin = await callRoute(logoutRoute, { method: 'POST', headers: { cookie, host: 'localhost:3000' } });
     expect(noOrigin.status).toBe(403);
+    // X-Forwarded-Host naming the other origin is the client's own word here (no proxy of ours sent it).
+    const forwarded = await callRoute(logoutRoute, { method: 'POST', headers: { cookie, origin: 'https://evil.example', host: 'localhost:3000', 'x-forwarded-host': 'evil.example' } });
+    expect(forwarded.status).toBe(403);
     // The session survived both attempts…
     expect((await callRoute(meRoute, { token })).status).toBe(200);
     // …and the same request from our own origin works.

@@ -73,6 +73,17 @@ export function clientIp(headers: Headers, trusted: TrustedProxies = configured)
 }
 
 /**
+ * Whether this request came through a proxy of ours (TRUSTED_PROXIES), so that its forwarded
+ * headers (X-Forwarded-Host too) were written by it and not by the client.
+ */
+export function viaTrustedProxy(headers: Headers, trusted: TrustedProxies = configured): boolean {
+  if (!trusted) return false;
+  if ('hops' in trusted) return true;
+  const peer = normalizeIp(headers.get(PEER_HEADER) ?? '');
+  return peer !== null && isTrusted(trusted.cidrs, peer);
+}
+
+/**
  * The key a socket's peer is counted under for the per-client connection cap (lib/hot/server.ts):
  * the rate-limit bucket (an IPv6 /64, an IPv4 address), or null for a peer not to count — a trusted
  * proxy (every connection through it comes from its address; with a hop count, every peer is one),

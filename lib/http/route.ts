@@ -11,7 +11,7 @@ import { AppError } from '@/lib/errors';
 import { resolveCaller, type Caller } from '@/lib/auth/resolve';
 import type { SessionUser } from '@/lib/auth/session';
 import { errorReply, toResponse, type Reply } from '@/lib/http/respond';
-import { clientIp } from '@/lib/http/client-ip';
+import { clientIp, viaTrustedProxy } from '@/lib/http/client-ip';
 import { slideSessionOf } from '@/lib/auth/slide';
 import { apiSecurityHeaders, isHttps, withApiSecurityHeaders } from '@/lib/http/security-headers';
 import type { MaybePromise } from '@/lib/maybe-promise';
@@ -169,7 +169,8 @@ export function requireOwnOrigin(req: Request, caller: Caller | null): void {
  */
 function checkSameOrigin(req: Request): void {
   const origin = req.headers.get('origin');
-  const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
+  // X-Forwarded-Host is a proxy's word only when a proxy of ours sent the request; else the client's.
+  const host = (viaTrustedProxy(req.headers) ? req.headers.get('x-forwarded-host') : null) ?? req.headers.get('host');
   if (origin && host) {
     try {
       if (new URL(origin).host === host) return;
