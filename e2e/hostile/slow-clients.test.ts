@@ -127,6 +127,45 @@ describe('slow and silent clients', () => {
     }
   });
 
+  it('a client that stops reading a large answer is closed after the idle deadline without a byte taken; an answer still being computed is not', async () => {
+    const port = await start({
+      keepAliveMs: 300,
+      // The fallback stands for Next: a large file, written with backpressure; or an answer that takes 4 s to compute.
+      fallback: (req, res) => {
+        if (req.url === '/slow') return void setTimeout(() => writeReply(res, { status: 200, body: { data: 'late' } }), 4000);
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        const chunk = Buffer.alloc(1 << 20, 120);
+        let sent = 0;
+        const more = () => {
+          while (sent < 256) {
+            sent++;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+          res.end();
+        };
+        more();
+      },
+    });
+    const reader = open(port);
+    await reader.connected();
+    reader.socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+    reader.socket.pause(); // never reads a byte of the answer
+    const waiter = open(port);
+    await waiter.connected();
+    waiter.socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    const server = servers[servers.length - 1]!;
+    const connections = () => new Promise<number>((r) => server.getConnections((_e, n) => r(n)));
+    expect(await connections()).toBe(2);
+    // The server lets go of the reader's socket (the client, not reading, may never see its end)
+    // within the deadline and two sweeps (~2.3 s), while the other answer is still being computed.
+    const from = Date.now();
+    while ((await connections()) > 1 && Date.now() - from < 3500) await sleep(50);
+    expect(await connections()).toBe(1);
+    expect({ received: waiter.state.received, closed: waiter.state.closedAt }).toEqual({ received: '', closed: 0 });
+    while (!waiter.state.received.includes('late') && Date.now() - from < 8000) await sleep(50);
+    expect(waiter.state.received).toContain('late');
+  });
+
   it('one client address holds at most the cap of connections; another address, a trusted proxy and a normal request are unaffected', async () => {
     const port = await start({ maxConnectionsPerClient: 20, trustedProxies: parseTrustedProxies('127.0.3.3/32') });
     const counted = Array.from({ length: 30 }, () => open(port, '127.0.3.2'));
