@@ -160,8 +160,10 @@ const schema = z.object({
   RATE_LIMITS: bool.default(true),
   /** One code per phone per this many seconds. */
   SMS_COOLDOWN_SECONDS: int(60),
-  /** Codes per phone per day. */
+  /** Codes per phone per day asked from one client (address, or a device the phone logged in on before). */
   SMS_DAILY_MAX: int(10),
+  /** Codes per phone per day from every client without such a device together: a stranger alone cannot use it up. */
+  SMS_PHONE_DAILY_MAX: int(30),
   /** Codes per client address per hour (IPv6: per /64). */
   SMS_IP_HOURLY_MAX: int(30),
   /** Grab attempts per user per second. */

@@ -11,7 +11,10 @@ import { log } from '@/lib/log';
 
 const limits = {
   smsPhoneCooldown: { points: 1, duration: env.SMS_COOLDOWN_SECONDS, message: '验证码发送太频繁，请稍后再试' },
-  smsPhoneDaily: { points: env.SMS_DAILY_MAX, duration: 24 * 3600, message: '今日验证码发送次数已达上限' },
+  /** Codes of one phone asked by one client (an address, or a login device of that phone). */
+  smsPhoneClientDaily: { points: env.SMS_DAILY_MAX, duration: 24 * 3600, message: '今日验证码发送次数已达上限' },
+  /** Codes of one phone asked by every client without a login device of it: the phone's ceiling, out of one stranger's reach. */
+  smsPhoneDaily: { points: env.SMS_PHONE_DAILY_MAX, duration: 24 * 3600, message: '该手机号今日验证码发送次数已达上限' },
   smsIpHourly: { points: env.SMS_IP_HOURLY_MAX, duration: 3600, message: '该网络请求验证码过于频繁' },
   /** Password tries of one phone from one client, counted before the check (the owner elsewhere is unaffected). */
   passwordLoginPhoneClient: { points: 10, duration: 15 * 60, message: '密码错误次数过多，请 15 分钟后再试' },

@@ -33,16 +33,29 @@ export const loginInput = z.union([
 ]);
 export type LoginInput = z.infer<typeof loginInput>;
 
-export async function sendLoginCode(redis: RedisClient, phone: string, ip: string): Promise<void> {
+/**
+ * Sends a login code. Counted per client address (hourly), per phone (one a minute: the code just
+ * sent is on the phone anyway), and per phone and day twice: per asking client (its address, or a
+ * login device of this phone it presents) and, for clients without such a device, against the
+ * phone's ceiling. So a stranger asking for a consumer's phone uses up their own allowance, not the
+ * owner's day, and the owner's own device is never held back by the ceiling strangers reach.
+ */
+export async function sendLoginCode(redis: RedisClient, phone: string, ip: string, device?: string): Promise<void> {
+  const deviceId = verifyLoginDevice(device, phone);
+  const client = `${phone}:${deviceId ? `d:${deviceId}` : ip}`;
   await consume('smsIpHourly', ip);
   await consume('smsPhoneCooldown', phone);
-  await consume('smsPhoneDaily', phone);
+  await consume('smsPhoneClientDaily', client);
+  if (!deviceId) await consume('smsPhoneDaily', phone);
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
   try {
     await redis.multi().set(keys.loginCode(phone), code, 'EX', CODE_TTL_SECONDS).del(keys.loginCodeTries(phone)).exec();
     await smsProvider(redis).sendLoginCode(phone, code, CODE_TTL_SECONDS);
   } catch (e) {
-    await Promise.all([refund('smsPhoneCooldown', phone), refund('smsPhoneDaily', phone), refund('smsIpHourly', ip)]);
+    // Nothing sent: the counts go back.
+    const counted = [refund('smsPhoneCooldown', phone), refund('smsPhoneClientDaily', client), refund('smsIpHourly', ip)];
+    if (!deviceId) counted.push(refund('smsPhoneDaily', phone));
+    await Promise.all(counted);
     throw e;
   }
 }
@@ -51,9 +64,9 @@ export interface LoginResult {
   token: string;
   user: SessionUser;
   /**
-   * Password logins: this client's login-device token (the one it presented, if still valid, else
-   * a new one). Presented again (cookie or header), it spares the client the phone's global
-   * ceiling of wrong passwords (lib/auth/password-guard.ts).
+   * This client's login-device token (the one it presented, if still valid, else a new one).
+   * Presented again (cookie or header), it spares the client the phone's global ceilings: of wrong
+   * passwords (lib/auth/password-guard.ts) and of code requests (sendLoginCode).
    */
   deviceToken?: string;
 }
@@ -65,7 +78,8 @@ export interface LoginResult {
 export async function login(db: Executor, redis: RedisClient, input: LoginInput, ip: string, device?: string): Promise<LoginResult> {
   if ('code' in input) {
     const dto = toSessionUser(await checkCode(db, redis, input.phone, input.code));
-    return { token: await sessionAsRoleStands(db, redis, dto), user: dto };
+    // A device of this phone from now on: its code requests are counted on their own (sendLoginCode).
+    return { token: await sessionAsRoleStands(db, redis, dto), user: dto, deviceToken: verifyLoginDevice(device, input.phone) ? device! : issueLoginDevice(input.phone) };
   }
   const deviceId = verifyLoginDevice(device, input.phone);
   const dto = toSessionUser(await checkPassword(db, input.phone, input.password, ip, deviceId));

@@ -125,13 +125,30 @@ describe('rate limits', () => {
     expect(r.json.error.code).toBe('RATE_LIMITED');
   });
 
-  it('more than 10 codes a day for one phone → 429', async () => {
+  it('codes a day per phone: 10 for one client, 30 for every client without a device of the phone; a stranger never uses up the owner\'s day', async () => {
     const phone = randomPhone();
-    for (let i = 0; i < 10; i++) await freshCode(phone, `10.3.0.${i}`);
-    await resetLimit('smsPhoneCooldown', phone);
-    const r = await callRoute(sendCode, { body: { phone }, headers: { [PEER_HEADER]: '10.3.1.1' } });
-    expect(r.status).toBe(429);
-    expect(r.json.error.message).toContain('上限');
+    const send = async (ip: string, device?: string) => {
+      await resetLimit('smsPhoneCooldown', phone); // a minute passing
+      return callRoute(sendCode, { body: { phone }, headers: { [PEER_HEADER]: ip, ...(device ? { 'x-login-device': device } : {}) } });
+    };
+    // The owner logs in once by code: their client is a device of this phone from now on.
+    const login = await callRoute(loginRoute, { body: { phone, code: await freshCode(phone, '10.3.9.9') }, headers: { [PEER_HEADER]: '10.3.9.9' } });
+    expect(login.status).toBe(200);
+    const device = login.json.data.deviceToken as string;
+    expect(device).toMatch(/^[\w-]{22}\.\d+\.[\w-]{43}$/);
+    expect(login.headers.get('set-cookie')).toMatch(/HttpOnly/);
+    // A stranger's address: 10 codes a day for this phone, then 429 for that address only.
+    for (let i = 0; i < 10; i++) expect((await send('10.3.0.1')).status).toBe(200);
+    const tenth = await send('10.3.0.1');
+    expect(tenth.status).toBe(429);
+    expect(tenth.json.error.message).toContain('上限');
+    // The owner from another network is not held back by that stranger.
+    expect((await send('10.3.5.5')).status).toBe(200);
+    // Strangers from many addresses reach the phone's ceiling (30 from clients without a device)…
+    for (let i = 0; i < 18; i++) expect((await send(`10.3.1.${i}`)).status).toBe(200);
+    expect((await send('10.3.2.1')).json.error.message).toContain('该手机号');
+    // …which the owner's own device is not counted against.
+    expect((await send('10.3.2.2', device)).status).toBe(200);
   });
 
   // The address as the project's server writes it from the socket (lib/http/client-ip.ts).

@@ -6,10 +6,10 @@ import { login, loginInput } from '@/lib/auth/login';
 import { loginDeviceCookie, presentedLoginDevice } from '@/lib/auth/login-device';
 
 /**
- * API login: the token in the answer works as `Authorization: Bearer <token>`. A password login
- * also answers `deviceToken` (and sets it as an httpOnly cookie): sent back in the
- * `X-Login-Device` header or the cookie, it keeps this client out of the phone's global ceiling
- * of wrong passwords.
+ * API login: the token in the answer works as `Authorization: Bearer <token>`. It also answers
+ * `deviceToken` (and sets it as an httpOnly cookie): sent back in the `X-Login-Device` header or
+ * the cookie, it keeps this client out of the phone's global ceilings of wrong passwords and of
+ * code requests.
  */
 export const POST = route({ auth: 'none' }, async ({ req, ip }) => {
   const input = await parseJson(req, loginInput);
