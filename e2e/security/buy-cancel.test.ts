@@ -13,6 +13,7 @@ import { redis, closeRedis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
 import { closeMq } from '@/lib/mq/connection';
 import { env } from '@/lib/env';
+import { VoucherStatus } from '@/lib/db/schema';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
@@ -193,5 +194,29 @@ describe('normal vouchers: buy → cancel is capped per user and voucher', () =>
     // Another voucher, and another user, are not affected.
     const other = await insertNormalVoucher(db, f.shopA);
     expect((await callRoute(buyRoute, { method: 'POST', token: a!.token, params: { id: other } })).status).toBe(200);
+  });
+
+  it('a take-down that commits while a buy is past its check leaves nothing bought (409), not an order of a voucher off sale', async () => {
+    const voucherId = await insertNormalVoucher(db, f.shopA);
+    const [a] = await createTestUsers(db, redis, 1);
+    // The buyer's row is held (as another buy of theirs would), so this buy checks the status, then waits its turn.
+    let release!: () => void;
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => (held = r));
+    const holder = db.transaction().execute(async (trx) => {
+      await trx.selectFrom('tb_user').select('id').where('id', '=', a!.userId).forUpdate().execute();
+      held();
+      await new Promise<void>((r) => (release = r));
+    });
+    await isHeld;
+    const buying = callRoute(buyRoute, { method: 'POST', token: a!.token, params: { id: voucherId } });
+    await new Promise((r) => setTimeout(r, 300));
+    await db.updateTable('tb_voucher').set({ status: VoucherStatus.TAKEN_DOWN }).where('id', '=', voucherId).execute();
+    release();
+    await holder;
+    const b = await buying;
+    expect(b.status).toBe(409);
+    expect(b.json.error.message).toBe('该券已下架');
+    expect(await ordersOf(voucherId, a!.userId)).toBe(0);
   });
 });

@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '@/lib/db/client';
+import { VoucherStatus } from '@/lib/db/schema';
 
 export const OrderStatus = { unpaid: 1, paid: 2, used: 3, cancelled: 4, refunding: 5, refunded: 6 } as const;
 export type OrderStatusCode = (typeof OrderStatus)[keyof typeof OrderStatus];
@@ -165,15 +166,24 @@ export async function owedRedisReturns(db: Executor, graceMs: number, limit: num
 }
 
 /** The price is the voucher's at this instant, read by the INSERT itself: the order keeps it whatever the merchant does next. */
-export async function insertNormalOrder(db: Executor, o: { id: string; userId: string; voucherId: string }): Promise<void> {
+/**
+ * The order, priced from the voucher row as it is, only while the voucher is on sale (INSERT …
+ * SELECT reads the row under a shared lock: a take-down commits before or after it, never
+ * in between). False when it is not on sale (any more).
+ */
+export async function insertNormalOrder(db: Executor, o: { id: string; userId: string; voucherId: string }): Promise<boolean> {
   const r = await db
     .insertInto('tb_voucher_order')
     .columns(['id', 'user_id', 'voucher_id', 'kind', 'pay_value'])
     .expression((eb) =>
-      eb.selectFrom('tb_voucher').select([sql.val(o.id).as('id'), sql.val(o.userId).as('user_id'), 'id as voucher_id', sql.lit(0).as('kind'), 'pay_value']).where('id', '=', o.voucherId),
+      eb
+        .selectFrom('tb_voucher')
+        .select([sql.val(o.id).as('id'), sql.val(o.userId).as('user_id'), 'id as voucher_id', sql.lit(0).as('kind'), 'pay_value'])
+        .where('id', '=', o.voucherId)
+        .where('status', '=', VoucherStatus.ON_SALE),
     )
     .executeTakeFirst();
-  if (Number(r.numInsertedOrUpdatedRows ?? 0n) !== 1) throw new Error(`voucher ${o.voucherId} vanished while an order of it was placed`);
+  return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
 }
 
 /** Serializes one user's normal-voucher purchases, so the per-user cap cannot be overrun by a burst. */

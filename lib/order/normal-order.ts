@@ -47,7 +47,8 @@ export async function buyNormalVoucher(db: DB, redis: RedisClient, input: { vouc
           : `该券已有 ${n.unpaid} 笔未支付订单，请先支付`,
       );
     }
-    await insertNormalOrder(trx, { id: orderId, userId: input.userId, voucherId: input.voucherId });
+    // Taken down since the check above: nothing bought.
+    if (!(await insertNormalOrder(trx, { id: orderId, userId: input.userId, voucherId: input.voucherId }))) throw new AppError('CONFLICT', '该券已下架');
   });
   await scheduleOrderTimeoutsSafely([{ orderId, at }]);
   return getMyOrder(db, redis, input.userId, orderId);

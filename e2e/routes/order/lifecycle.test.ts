@@ -242,7 +242,7 @@ describe('timeout backstop', () => {
     const voucherId = await insertNormalVoucher(db, f.shopA);
     const [u] = await createTestUsers(db, redis, 1);
     const id = await nextOrderId(redis);
-    await insertNormalOrder(db, { id, userId: u!.userId, voucherId }); // no message scheduled
+    expect(await insertNormalOrder(db, { id, userId: u!.userId, voucherId })).toBe(true); // no message scheduled
     await backdateOrder(db, id, 60);
     const before = timeouts.stats.byBackstop;
     const row = await waitFor('cancelled by the backstop', async () => {
