@@ -27,6 +27,7 @@ import { insertNormalVoucher } from '@/e2e/support/fixtures/order-lifecycle.repo
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { expireEndedSale } from '@/lib/seckill/sale-expiry';
 import { readSeckillState } from '@/lib/seckill/state';
+import { assertInvariants } from '@/lib/seckill/invariants';
 
 let f: ConsoleFixture;
 let worker: OrderWorker;
@@ -127,6 +128,24 @@ describe('flash sale: a unit given back is forfeited', () => {
     expect(await redis.ttl(keys.seckillForfeit(voucherId))).toBeGreaterThan(0);
     await preheatVoucher(db, redis, voucherId); // a re-opened sale keeps it
     expect(await redis.ttl(keys.seckillForfeit(voucherId))).toBe(-1);
+  });
+
+  it('Redis forgetting a return (a failover to a replica behind): a preheat puts the unit back on sale, the buyer stays forfeited', async () => {
+    const voucherId = await createSaleInShop(db, redis, f.shopA, 2);
+    const [a, b, c] = await createTestUsers(db, redis, 3);
+    const orderId = await grabAndCancel(a!, voucherId);
+    expect((await readSeckillState(redis, voucherId))?.remaining).toBe(2);
+    // Redis as it was before the return ran: A a buyer again, the unit taken, the return unknown.
+    await redis.multi().sadd(keys.seckillBuyers(voucherId), a!.userId).srem(keys.seckillForfeit(voucherId), a!.userId).srem(keys.seckillReturned(voucherId), orderId).decr(keys.seckillStock(voucherId)).exec();
+    expect((await readSeckillState(redis, voucherId))?.remaining).toBe(1);
+    await preheatVoucher(db, redis, voucherId);
+    expect((await readSeckillState(redis, voucherId))?.remaining).toBe(2);
+    expect(await redis.sismember(keys.seckillBuyers(voucherId), a!.userId)).toBe(0);
+    expect((await grab(a!, voucherId)).json.error.code).toBe('FORFEITED');
+    // Both units sell.
+    for (const u of [b!, c!]) expect((await grab(u, voucherId)).status).toBe(200);
+    await waitFor('orders persisted', async () => (await readSeckillState(redis, voucherId))?.pending === 0);
+    await assertInvariants(voucherId, { drained: true });
   });
 
   it('a unit given back in an ended sale\'s grace period (its keys already expiring) leaves every key of the sale expiring', async () => {

@@ -17,7 +17,7 @@ import { keys } from '@/lib/redis/keys';
 import { keepSaleKeys } from '@/lib/seckill/sale-expiry';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 import { runScript } from '@/lib/redis/scripts';
-import { addStockRow, buyerIdPages, forfeitIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
+import { addStockRow, buyerIdPages, forfeitIdPages, goneBuyerIdPages, lockSeckillRow } from '@/lib/seckill/seckill.repository';
 import { currentGateField, rebuildGate, type GateField } from '@/lib/seckill/reservation/gate';
 import { findRoom } from '@/lib/seckill/room/room.repository';
 import { bucketCount } from '@/lib/seckill/buckets/count';
@@ -58,13 +58,19 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
       if (room) throw new AppError('VALIDATION', '分桶秒杀暂不支持排队');
       return preheatBuckets(trx, redis, voucherId, v);
     }
+    // Only grows, like the buyers: a return Redis forgot (restart, failover) is forfeited again —
+    // first, so that none of them can grab while the next step runs.
+    for await (const page of forfeitIdPages(trx, voucherId)) await redis.sadd(keys.seckillForfeit(voucherId), ...page);
+    // A return Redis forgot (a failover to a replica that had not seen it) left its buyer in the
+    // buyers set though MySQL says the unit came back: the stock recomputed below would stay one
+    // short for good. Such users hold nothing (forfeited above, they cannot buy again); a return of
+    // theirs still owed finds them gone and adds nothing (lua/seckill-return-8.lua).
+    for await (const page of goneBuyerIdPages(trx, voucherId)) await redis.srem(keys.seckillBuyers(voucherId), ...page);
     let r: PreheatResult | undefined;
     for await (const page of buyerIdPages(trx, voucherId)) {
       r = await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, gate, room, page);
     }
     r ??= await applyPreheat(redis, voucherId, v.initialStock, v.beginTime, v.endTime, gate, room, []);
-    // Only grows, like the buyers: a return Redis forgot (restart, failover) is forfeited again.
-    for await (const page of forfeitIdPages(trx, voucherId)) await redis.sadd(keys.seckillForfeit(voucherId), ...page);
     return r;
   });
   // The outbox sweeper only looks at vouchers in this set; a (re)opened sale's keys are permanent again.

@@ -65,18 +65,28 @@ export function forfeitIdPages(db: Executor, voucherId: string, pageSize = 5000)
   return userIdPages(db, voucherId, RETURNED_ORDER_STATUSES, pageSize, true);
 }
 
-async function* userIdPages(db: Executor, voucherId: string, statuses: number[], pageSize: number, distinct: boolean): AsyncGenerator<string[]> {
+/** The users who gave a unit of the voucher back and hold none now: never buyers, whatever Redis remembers. */
+export function goneBuyerIdPages(db: Executor, voucherId: string, pageSize = 5000): AsyncGenerator<string[]> {
+  return userIdPages(db, voucherId, RETURNED_ORDER_STATUSES, pageSize, true, true);
+}
+
+async function* userIdPages(db: Executor, voucherId: string, statuses: number[], pageSize: number, distinct: boolean, holdingNone = false): AsyncGenerator<string[]> {
   let after = '0';
   for (;;) {
     let q = db
-      .selectFrom('tb_voucher_order')
-      .select('user_id')
-      .where('voucher_id', '=', voucherId)
-      .where('status', 'in', statuses)
-      .where('user_id', '>', after)
-      .orderBy('user_id')
+      .selectFrom('tb_voucher_order as o')
+      .select('o.user_id')
+      .where('o.voucher_id', '=', voucherId)
+      .where('o.status', 'in', statuses)
+      .where('o.user_id', '>', after)
+      .orderBy('o.user_id')
       .limit(pageSize);
     if (distinct) q = q.distinct();
+    if (holdingNone) {
+      q = q.where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('tb_voucher_order as l').select('l.id').whereRef('l.voucher_id', '=', 'o.voucher_id').whereRef('l.user_id', '=', 'o.user_id').where('l.status', 'in', LIVE_ORDER_STATUSES))),
+      );
+    }
     const rows = await q.execute();
     if (rows.length === 0) return;
     yield rows.map((r) => r.user_id);
