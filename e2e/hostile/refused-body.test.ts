@@ -231,6 +231,13 @@ describe.skipIf(!existsSync('.next/BUILD_ID'))('a refused body closes its connec
     expect(v?.headers.connection).not.toBe('close');
     await c.write(`GET /api/health HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`);
     expect((await c.answer())?.status).toBe(200);
+    // next-auth's own answers (not through lib/http/route.ts) carry them too, cookies kept.
+    await c.write(`GET /api/auth/csrf HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`);
+    const auth = await c.answer();
+    expect(auth?.status).toBe(200);
+    expect(auth?.headers).toMatchObject({ 'content-security-policy': "default-src 'none'; frame-ancestors 'none'", 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY' });
+    expect(auth?.headers['set-cookie']).toMatch(/^next-auth\.[\w.-]+=.*HttpOnly/);
+    expect(JSON.parse(auth!.body).csrfToken).toMatch(/^[0-9a-f]{64}$/);
     c.socket.destroy();
   });
 });
