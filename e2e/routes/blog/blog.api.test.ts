@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
 import { beijingDay } from '@/lib/sign/beijing-day';
 import { fanOut } from '@/lib/feed/fanout';
@@ -106,6 +107,20 @@ describe('notes API', () => {
     expect(await redis.get(keys.shopPv(shopId, day))).toBe('3');
     expect((await callRoute(shopView.POST, { method: 'POST', params: { id: '987654321987' } })).status).toBe(404);
     expect(await redis.exists(keys.shopUv('987654321987', day))).toBe(0);
+  });
+
+  it('views of unknown shops from one client stop at its limit before they cost a lookup (no null marker past it)', async () => {
+    const base = 8_000_000_000_000 + Math.floor(Math.random() * 1e9);
+    const peer = { [PEER_HEADER]: `203.0.113.${Math.floor(Math.random() * 200)}` };
+    const statuses: number[] = [];
+    for (let i = 0; i < 320; i += 40) {
+      const rs = await Promise.all(Array.from({ length: 40 }, (_, j) => callRoute(shopView.POST, { method: 'POST', params: { id: String(base + i + j) }, headers: peer })));
+      statuses.push(...rs.map((r) => r.status));
+    }
+    let markers = 0;
+    for (let i = 0; i < 320; i++) markers += await redis.exists(keys.shop(String(base + i)));
+    expect(statuses.filter((x) => x === 429).length).toBe(20); // shopViewIp: 300 a minute
+    expect(markers).toBeLessThanOrEqual(300);
   });
 
   it('the author deletes the note: gone from the shop list and the feed', async () => {

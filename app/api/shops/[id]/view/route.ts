@@ -16,8 +16,9 @@ const VISITOR_COOKIE = 'hmdp_vid';
 export const POST = route({ auth: 'optional' }, async ({ req, params, user, ip }) => {
   const shopId = parseId(params.id, '商铺 id');
   await expectNoBody(req);
-  await getShopOrThrow(db, redis, shopId);
+  // Counted before the lookup: an unknown id costs a MySQL read and a null marker in Redis.
   await consume('shopViewIp', ip);
+  await getShopOrThrow(db, redis, shopId);
   const cookie = /(?:^|;\s*)hmdp_vid=([^;]+)/.exec(req.headers.get('cookie') ?? '')?.[1];
   const vid = cookie && VISITOR_ID.test(cookie) ? cookie : randomUUID();
   await recordShopView(redis, shopId, user ? `u:${user.id}` : `v:${vid}`);
