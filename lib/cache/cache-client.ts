@@ -205,11 +205,17 @@ export class CacheClient {
     if (mode === 'refresh' && current.kind === 'value' && !isStale(current)) return current.value;
     const value = await this.load(spec);
     // A lost lease means a newer holder may be writing: its data wins (the fence would refuse ours anyway).
-    if (!signal.aborted) await this.store(spec, value, fence).catch((e) => this.reportDown(spec.key, e));
-    return value;
+    if (signal.aborted) return value;
+    const stored = await this.store(spec, value, fence).catch((e) => (this.reportDown(spec.key, e), true));
+    // Refused: the source changed (an invalidation) after this load read it. What it read may be the
+    // old row, and every reader who joined this load in this process (get's single flight) came
+    // after, perhaps after the edit answered: they get a load made after the change instead, not
+    // stored (this lock's fence is behind for good; the next reader's rebuild stores).
+    return stored ? value : this.load(spec);
   }
 
-  private async store<T>(spec: CacheSpec<T>, value: T | null, fence: number): Promise<void> {
+  /** Stores a rebuild's value; false when the fence refused it (a newer rebuild wrote, or the key was invalidated). */
+  private async store<T>(spec: CacheSpec<T>, value: T | null, fence: number): Promise<boolean> {
     let payload = NULL_MARKER;
     let ttlMs = jitteredMs(spec.nullTtlSeconds ?? env.CACHE_NULL_TTL_SECONDS, this.jitter);
     if (value !== null) {
@@ -228,6 +234,7 @@ export class CacheClient {
     const written = await this.cmd(() => setIfFenceNewer(this.redis, spec.key, payload, fence, ttlMs, isMarker ? ttlMs : undefined));
     if (isMarker) await this.cmd(() => boundFenceCounter(this.redis, this.lockName(spec), ttlMs));
     if (!written) log.debug({ key: spec.key, fence }, 'CACHE: late rebuild not stored (a newer fence wrote or invalidated)');
+    return Boolean(written);
   }
 
   private async load<T>(spec: CacheSpec<T>): Promise<T | null> {

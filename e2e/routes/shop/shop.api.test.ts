@@ -9,6 +9,8 @@ import { keys } from '@/lib/redis/keys';
 import { closeLocks } from '@/lib/lock';
 import { callRoute } from '@/e2e/support/helpers';
 import { ShopFixtures } from '@/e2e/support/fixtures/shop';
+import type { KyselyPlugin } from 'kysely';
+import { cacheFor } from '@/lib/cache';
 
 const recorded = vi.hoisted(() => ({ queries: [] as string[] }));
 
@@ -30,6 +32,7 @@ const { GET: getVouchersRoute } = await import('@/app/api/shops/[id]/vouchers/ro
 const { GET: listShopsRoute } = await import('@/app/api/shops/route');
 const { GET: shopTypesRoute } = await import('@/app/api/shop-types/route');
 const { PUT: updateShopRoute } = await import('@/app/api/admin/shops/[id]/route');
+const { getShop } = await import('@/lib/shop/shop.service');
 
 const fx = new ShopFixtures(db, redis);
 let typeId: string;
@@ -153,6 +156,21 @@ describe('PUT /api/admin/shops/{id}', () => {
     expect(r.status).toBe(400);
     expect(r.json.error.code).toBe('VALIDATION');
     expect(recorded.queries).toEqual([]);
+  });
+
+  it('a read that starts after an edit answered sees the edit, even joining a slow load this process began before it', async () => {
+    const id = await fx.shop(typeId, { ownerId: owner.id });
+    await cacheFor(redis).invalidate(keys.shop(id));
+    // An earlier read whose MySQL answer is slow: it read the row before the edit below.
+    const slow: KyselyPlugin = { transformQuery: (a) => a.node, transformResult: async (a) => (await new Promise((r) => setTimeout(r, 800)), a.result) };
+    const earlier = getShop(db.withPlugin(slow), redis, id);
+    await new Promise((r) => setTimeout(r, 150));
+    const edited = await put(id, { avgPrice: 7700 }, owner.token);
+    expect(edited.status).toBe(200);
+    // From the answer on, every read shows the edit: this one joins the earlier load (one per key and process).
+    const after = await callRoute(getShopRoute, { params: { id } });
+    expect(after.json.data.avgPrice).toBe(7700);
+    expect((await earlier)?.avgPrice).toBe(7700); // its own store was refused: it answers a load made after the edit
   });
 
   it('an unknown type → 400; a taken name → 409; a missing shop → 404', async () => {
