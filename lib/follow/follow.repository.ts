@@ -1,6 +1,11 @@
 /** SQL for follows. tb_follow is the source of truth behind follows:{userId}. */
 import type { Executor } from '@/lib/db/client';
 
+/** Serializes one user's follows (the cap's count and the insert), in the caller's transaction. */
+export async function lockFollower(trx: Executor, userId: string): Promise<void> {
+  await trx.selectFrom('tb_user').select('id').where('id', '=', userId).forUpdate().execute();
+}
+
 export async function insertFollow(db: Executor, userId: string, followUserId: string): Promise<boolean> {
   const r = await db.insertInto('tb_follow').ignore().values({ user_id: userId, follow_user_id: followUserId }).executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;

@@ -7,13 +7,13 @@
  * 共同关注 is not SINTER: two users' sets live in different Redis Cluster slots, so each set is
  * read on its own (SMEMBERS) and intersected here.
  */
-import type { Executor } from '@/lib/db/client';
+import type { DB, Executor } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import type { RedisClient } from '@/lib/redis/types';
 import {
-  countFollowers, countFollowing, deleteFollow, findPublicUser, findUsersIn, insertFollow, listFollowedIds, listFollowUsers,
+  countFollowers, countFollowing, deleteFollow, findPublicUser, findUsersIn, insertFollow, listFollowedIds, listFollowUsers, lockFollower,
 } from '@/lib/follow/follow.repository';
 
 /** A user follows at most this many others (bounds the SET and the fill script's arguments). */
@@ -21,11 +21,16 @@ export const MAX_FOLLOWING = 2000;
 const FOLLOWS_TTL_SECONDS = 24 * 3600;
 const MARKER = '0';
 
-export async function follow(db: Executor, redis: RedisClient, userId: string, targetId: string): Promise<{ following: true }> {
+export async function follow(db: DB, redis: RedisClient, userId: string, targetId: string): Promise<{ following: true }> {
   if (userId === targetId) throw new AppError('BAD_REQUEST', '不能关注自己');
   if (!(await findPublicUser(db, targetId))) throw notFound('用户');
-  if ((await countFollowing(db, userId)) >= MAX_FOLLOWING) throw new AppError('CONFLICT', `最多关注 ${MAX_FOLLOWING} 人`);
-  if (await insertFollow(db, userId, targetId)) await runScript(redis, 'follow-apply', [keys.follows(userId)], [targetId, '1']);
+  // The count and the insert under the follower's row lock: parallel follows cannot all pass the cap.
+  const inserted = await db.transaction().execute(async (trx) => {
+    await lockFollower(trx, userId);
+    if ((await countFollowing(trx, userId)) >= MAX_FOLLOWING) throw new AppError('CONFLICT', `最多关注 ${MAX_FOLLOWING} 人`);
+    return insertFollow(trx, userId, targetId);
+  });
+  if (inserted) await runScript(redis, 'follow-apply', [keys.follows(userId)], [targetId, '1']);
   return { following: true };
 }
 

@@ -9,6 +9,8 @@ import { keys } from '@/lib/redis/keys';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
 import { makeUsers } from '@/e2e/support/fixtures/blog';
 import * as common from '@/app/api/users/[id]/common/route';
+import * as followRoute from '@/app/api/users/[id]/follow/route';
+import { MAX_FOLLOWING } from '@/lib/follow/follow.service';
 
 type Login = Awaited<ReturnType<typeof loginNewUser>>;
 let me: Login;
@@ -51,5 +53,20 @@ describe('共同关注 paging', () => {
   it('a malformed cursor is a 400', async () => {
     const r = await callRoute(common.GET, { token: me.token, params: { id: them.userId }, query: { after: 'abc' } });
     expect(r.status).toBe(400);
+  });
+});
+
+describe('the follow cap', () => {
+  it(`holds against parallel follows: one under the cap, 30 at once, exactly one more (${MAX_FOLLOWING} in all)`, async () => {
+    const follower = await loginNewUser();
+    const targets = await makeUsers(db, MAX_FOLLOWING + 29, 'cap');
+    const pre = targets.slice(0, MAX_FOLLOWING - 1);
+    for (let i = 0; i < pre.length; i += 500) await db.insertInto('tb_follow').values(pre.slice(i, i + 500).map((t) => ({ user_id: follower.userId, follow_user_id: t }))).execute();
+    const rs = await Promise.all(targets.slice(MAX_FOLLOWING - 1).map((t) => callRoute(followRoute.POST, { method: 'POST', token: follower.token, params: { id: t } })));
+    expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(rs.filter((r) => r.status === 409)).toHaveLength(29);
+    const n = await db.selectFrom('tb_follow').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', follower.userId).executeTakeFirstOrThrow();
+    expect(Number(n.n)).toBe(MAX_FOLLOWING);
+    await db.deleteFrom('tb_follow').where('user_id', '=', follower.userId).execute();
   });
 });
