@@ -29,9 +29,12 @@ export async function invalidateWithFence(client: RedisClient, key: string, fenc
   await runScript(client, 'lock-fenced-del', [key, keys.fenceRecord(key)], [fence, FENCE_RECORD_MIN_TTL_MS]);
 }
 
-/** The single-node lock's invalidation fence: the next value of its counter (every later grant gets a greater one). */
+/**
+ * The single-node lock's invalidation fence: the next value of its counter (every later grant gets
+ * a greater one), taken as a grant takes it, so a counter that expired restarts above the old tokens.
+ */
 export function singleNodeInvalidationFence(client: RedisClient, lockName: string): Promise<number> {
-  return client.incr(keys.lockFence(lockName));
+  return runScript<number>(client, 'lock-fence-next', [keys.lockFence(lockName)], []);
 }
 
 /**

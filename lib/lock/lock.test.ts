@@ -165,4 +165,21 @@ describe('single-node lock', () => {
     expect(await redis.get(key)).toBe('rebuilt');
     expect(await redis.pttl(key)).toBeGreaterThan(50_000);
   });
+  test('an invalidation after the fence counter expired restarts it above every token before: later grants store again', async () => {
+    const lock = lockName('fence-expiry');
+    const key = `test:fenced-expiry:{${run}}`;
+    created.push(key, keys.fenceRecord(key));
+    const first = await withLock(lock, {}, async (_s, f) => f);
+    expect(await setIfFenceNewer(redis, key, 'v1', first)).toBe(true);
+    await invalidateFenced(redis, lock, key); // the record now holds a fence above `first`
+    // The counter ends its life before the record does (a day after its last grant; here at once).
+    await redis.pexpire(keys.lockFence(lock), 20);
+    await sleep(100);
+    expect(await redis.exists(keys.lockFence(lock))).toBe(0);
+    await invalidateFenced(redis, lock, key); // the source changes again, nobody read in between
+    const second = await withLock(lock, {}, async (_s, f) => f);
+    expect(second).toBeGreaterThan(first);
+    expect(await setIfFenceNewer(redis, key, 'v2', second)).toBe(true);
+    expect(await redis.get(key)).toBe('v2');
+  });
 });

@@ -9,6 +9,7 @@ export type ScriptName =
   | 'follow-fill'
   | 'lock-acquire'
   | 'lock-extend'
+  | 'lock-fence-next'
   | 'lock-fence-raise'
   | 'lock-fenced-del'
   | 'lock-fenced-set'
