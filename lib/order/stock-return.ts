@@ -15,6 +15,7 @@ import { runScript } from '@/lib/redis/scripts';
 import { markRedisReturned, owedRedisReturns } from '@/lib/order/lifecycle.repository';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 import { homeTag } from '@/lib/seckill/buckets/count';
+import { findBucketCount } from '@/lib/seckill/seckill.repository';
 
 export interface OwedReturn {
   id: string;
@@ -28,10 +29,12 @@ export interface OwedReturn {
  * only otherwise raises the stock. Returns true if this call returned it, false if an earlier
  * call already had.
  */
-export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Promise<boolean> {
+export async function returnUnitToRedis(db: DB, redis: RedisClient, o: OwedReturn): Promise<boolean> {
   // Given back in the buyer's home bucket, where the grab took it (docs/buckets.md); that
-  // bucket's waitlist gets the first claim on it (docs/fair-sale.md#waitlist).
-  const t = await homeTag(redis, o.voucherId, o.userId);
+  // bucket's waitlist gets the first claim on it (docs/fair-sale.md#waitlist). N from MySQL when
+  // bucket 0 cannot say (Redis lost it, this process never learnt N): else the return would go to
+  // bucket 0, find no sale there and be done, the unit left taken in the buyer's home bucket.
+  const t = await homeTag(redis, o.voucherId, o.userId, () => findBucketCount(db, o.voucherId));
   const [r] = await runScript<[number, string?]>(
     redis,
     'seckill-return',
@@ -56,7 +59,7 @@ export async function returnUnitToRedis(redis: RedisClient, o: OwedReturn): Prom
 /** Redis step then the MySQL "done" flag; a failure leaves the flag owed for the backstop. */
 export async function completeReturn(db: DB, redis: RedisClient, o: OwedReturn): Promise<void> {
   try {
-    await returnUnitToRedis(redis, o);
+    await returnUnitToRedis(db, redis, o);
     await markRedisReturned(db, o.id);
   } catch (err) {
     log.warn({ err: (err as Error).message, orderId: o.id }, 'stock return to Redis failed; the backstop retries it');

@@ -48,6 +48,12 @@ export async function lockSeckillRow(trx: Executor, voucherId: string): Promise<
   return row && { initialStock: row.initial_stock, beginTime: row.begin_time, endTime: row.end_time, buckets: row.buckets };
 }
 
+/** How many stock buckets the sale has (fixed at creation), or null for no such flash sale. */
+export async function findBucketCount(db: Executor, voucherId: string): Promise<number | null> {
+  const row = await db.selectFrom('tb_seckill_voucher').select('buckets').where('voucher_id', '=', voucherId).executeTakeFirst();
+  return row ? Number(row.buckets) : null;
+}
+
 /** Orders that hold a unit: unpaid, paid, used, refunding (cancelled and refunded ones gave it back). */
 export const LIVE_ORDER_STATUSES = [1, 2, 3, 5];
 

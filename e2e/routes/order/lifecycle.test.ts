@@ -172,7 +172,7 @@ describe('cancel and the unit returned exactly once', () => {
     await waitPersisted(db, redis, voucherId, 2);
     expect((await post(payRoute, b!, again!)).status).toBe(200);
     const old = { id: orderOf(a), voucherId, userId: a.userId };
-    expect(await returnUnitToRedis(redis, old)).toBe(false);
+    expect(await returnUnitToRedis(db, redis, old)).toBe(false);
     await completeReturn(db, redis, old);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 1, dbStock: 1, dbOrders: 1, buyers: 1, returnsOwed: 0 });
   });

@@ -32,6 +32,7 @@ import { giveBackToBuckets, takeFromBuckets } from '@/lib/seckill/buckets/lower'
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { closeLocks } from '@/lib/lock';
 import { cancelByBuyer } from '@/lib/order/lifecycle';
+import { forgetBucketCount } from '@/lib/seckill/buckets/count';
 
 let worker: OrderWorker;
 const N = 3;
@@ -210,6 +211,26 @@ describe('a flash sale over 3 stock buckets', () => {
     // d (home bucket 2) was told SOLD_OUT when every bucket was empty; now the unit moves to it.
     expect((await grab(d!, voucherId)).status).toBe(200);
     await drained(voucherId, 3);
+    await assertInvariants(voucherId, { drained: true });
+  });
+
+  it('bucket 0 lost: a cancel handled by a process that never learnt N still gives the unit back in the buyer\'s home bucket', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 4, buckets: N });
+    const [u] = await usersByHome([0, 1, 0]);
+    const g = await grab(u!, voucherId);
+    expect(g.status).toBe(200);
+    await drained(voucherId, 1);
+    // Bucket 0's keys are gone (its master lost them), and this process never served a grab of the sale.
+    await Promise.all([keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId)].map((k) => redis.del(k)));
+    forgetBucketCount(voucherId);
+    await cancelByBuyer(db, redis, u!.userId, g.json.data.orderId);
+    const home = bucketTag(voucherId, 1, N);
+    await waitFor('the unit back in the home bucket', async () => (await redis.sismember(keys.seckillBuyers(home), u!.userId)) === 0);
+    expect(await redis.sismember(keys.seckillForfeit(home), u!.userId)).toBe(1);
+    // The repair rebuilds bucket 0: every unit on sale, Redis and MySQL agree.
+    await preheatVoucher(db, redis, voucherId);
+    expect((await readSeckillState(redis, voucherId))?.remaining).toBe(4);
+    expect((await dbStockCounts(db, voucherId))?.stock).toBe(4);
     await assertInvariants(voucherId, { drained: true });
   });
 

@@ -149,7 +149,7 @@ describe('refusal memory', () => {
     const order = await waitFor('the order in MySQL', () =>
       db.selectFrom('tb_voucher_order').select(['id']).where('voucher_id', '=', voucherId).where('user_id', '=', buyer.userId).executeTakeFirst(),
     );
-    expect(await forgottenAfter(voucherId, () => returnUnitToRedis(other, { id: String(order.id), voucherId, userId: buyer.userId }))).toBe(true);
+    expect(await forgottenAfter(voucherId, () => returnUnitToRedis(db, other, { id: String(order.id), voucherId, userId: buyer.userId }))).toBe(true);
 
     // Sell the returned unit, remember "sold out" again, then release an accepted order.
     const resold = await grab(users[2]!, voucherId);

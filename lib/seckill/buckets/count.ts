@@ -19,21 +19,30 @@ export function knownBucketCount(vid: string): number | null {
   return counts.get(vid);
 }
 
-/** N, from Redis when not yet known; 1 when the sale is not preheated (not remembered then). */
-export async function bucketCount(redis: RedisClient, vid: string): Promise<number> {
+/**
+ * N, from Redis when not yet known; when bucket 0 has no meta (not preheated, or Redis lost it),
+ * from `fromDb` if given (MySQL's tb_seckill_voucher.buckets: N is fixed at creation), else 1 —
+ * not remembered then.
+ */
+export async function bucketCount(redis: RedisClient, vid: string, fromDb?: () => Promise<number | null>): Promise<number> {
   const known = counts.get(vid);
   if (known !== null) return known;
   const [initial, buckets] = await redis.hmget(keys.seckillMeta(vid), 'initial', 'buckets');
-  if (initial === null) return 1;
+  if (initial === null) {
+    const n = fromDb ? await fromDb() : null;
+    if (n === null || !Number.isInteger(n) || n < 1) return 1;
+    counts.set(vid, n);
+    return n;
+  }
   const n = Number(buckets ?? 1);
   if (!Number.isInteger(n) || n < 1) throw new Error(`seckill:{${vid}}:meta has a bad bucket count ${String(buckets)}`);
   counts.set(vid, n);
   return n;
 }
 
-/** The tag of the user's home bucket (the voucher id itself for N = 1). */
-export async function homeTag(redis: RedisClient, vid: string, userId: string): Promise<string> {
-  const n = await bucketCount(redis, vid);
+/** The tag of the user's home bucket (the voucher id itself for N = 1); `fromDb` as for bucketCount. */
+export async function homeTag(redis: RedisClient, vid: string, userId: string, fromDb?: () => Promise<number | null>): Promise<string> {
+  const n = await bucketCount(redis, vid, fromDb);
   return n === 1 ? vid : bucketTag(vid, homeBucket(userId, n), n);
 }
 
