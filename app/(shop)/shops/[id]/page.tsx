@@ -10,6 +10,7 @@ import { Stars } from '@/app/(shop)/types/_components/shop-card';
 import { ShopVouchers } from './shop-vouchers';
 import { ShopBlogs } from './shop-blogs';
 import { ViewBeacon } from './view-beacon';
+import { publicReadAllowed } from '@/lib/web/page-limit';
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -19,11 +20,20 @@ async function loadShop(raw: string) {
 }
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  if (!(await publicReadAllowed())) return { title: '访问太频繁' };
   const shop = await loadShop((await params).id);
   return { title: shop?.name ?? '商户不存在' };
 }
 
 export default async function ShopPage({ params }: Props) {
+  // Counted before the lookup: a page for an unknown id costs a MySQL read and a marker in Redis.
+  if (!(await publicReadAllowed())) {
+    return (
+      <p role="alert" className="px-4 py-10 text-center text-sm text-gray-700" data-testid="too-many">
+        访问太频繁，请稍后再试
+      </p>
+    );
+  }
   const shop = await loadShop((await params).id);
   if (!shop) notFound();
   const vouchers = await getShopVouchers(db, redis, shop.id);
