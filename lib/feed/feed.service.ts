@@ -14,6 +14,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { findBlogsByIds, type BlogRow } from '@/lib/blog/blog.repository';
 import { likedByUser } from '@/lib/blog/like';
 import { toBlogView, type BlogView } from '@/lib/blog/blog.view';
+import { followedIds } from '@/lib/follow/follow.service';
 
 export const FEED_PAGE_SIZE = 10;
 
@@ -67,6 +68,9 @@ export async function readFeed(
   const rows: BlogRow[] = [];
   let next = cursor;
   let scanned = 0;
+  // An unfollow takes the author's notes out of the feed at once, not only later deliveries:
+  // like a deleted note, left out of pages here (taking them out of the inbox would shift offsets).
+  const following = await followedIds(db, redis, userId);
   do {
     // Ask only for what is missing, so a full answer stops exactly where its last note is.
     const want = Math.min(FEED_PAGE_SIZE - rows.length, FEED_SCAN_MAX - scanned);
@@ -75,7 +79,7 @@ export async function readFeed(
     const found = new Map((await findBlogsByIds(db, page.ids)).map((r) => [r.id, r]));
     for (const id of page.ids) {
       const r = found.get(id);
-      if (r) rows.push(r);
+      if (r && (following.has(String(r.user_id)) || String(r.user_id) === userId)) rows.push(r);
     }
     next = page.next;
   } while (next && rows.length < FEED_PAGE_SIZE && scanned < FEED_SCAN_MAX);

@@ -37,6 +37,20 @@ async function feedPage(token: string, next: Page['next']): Promise<Page> {
   return r.json.data as Page;
 }
 
+describe('an unfollow', () => {
+  it('takes the author\'s notes out of the feed at once, not only the later ones; following again brings them back', async () => {
+    const [reader, author] = await Promise.all([loginNewUser(), loginNewUser()]);
+    const note = await insertNote(db, author.userId, shopId, await storedImageName(), '取关前');
+    expect((await callRoute(followRoute.POST, { method: 'POST', token: reader.token, params: { id: author.userId } })).status).toBe(200);
+    await runScript(redis, 'feed-push', [keys.feed(reader.userId)], [note, Date.now(), 1000, 3600]);
+    expect((await feedPage(reader.token, null)).items.map((b) => b.id)).toEqual([note]);
+    expect((await callRoute(followRoute.DELETE, { method: 'DELETE', token: reader.token, params: { id: author.userId } })).status).toBe(200);
+    expect((await feedPage(reader.token, null)).items).toEqual([]);
+    expect((await callRoute(followRoute.POST, { method: 'POST', token: reader.token, params: { id: author.userId } })).status).toBe(200);
+    expect((await feedPage(reader.token, null)).items.map((b) => b.id)).toEqual([note]);
+  });
+});
+
 describe('feed pages skip deleted notes and read on', () => {
   it('13 notes, the newest 10 deleted: the first page holds the 3 older ones', async () => {
     expect((await callRoute(followRoute.POST, { method: 'POST', token: g.token, params: { id: h.userId } })).status).toBe(200);
@@ -58,6 +72,7 @@ describe('feed pages skip deleted notes and read on', () => {
 
   it('a full page stops exactly at its tenth note, so the next page repeats and skips nothing', async () => {
     const reader = `5${Date.now()}`;
+    await db.insertInto('tb_follow').values({ user_id: reader, follow_user_id: h.userId }).execute(); // a feed shows whom one follows
     const image = await storedImageName();
     const notes: string[] = [];
     for (let i = 0; i < 25; i++) notes.push(await insertNote(db, h.userId, shopId, image, `n${i}`));
@@ -82,6 +97,7 @@ describe('feed pages skip deleted notes and read on', () => {
 
   it('more deleted entries than one answer reads: empty with a cursor, and the cursor reaches the rest', async () => {
     const reader = await loginNewUser();
+    expect((await callRoute(followRoute.POST, { method: 'POST', token: reader.token, params: { id: h.userId } })).status).toBe(200);
     const image = await storedImageName();
     const old = [await insertNote(db, h.userId, shopId, image, '老一'), await insertNote(db, h.userId, shopId, image, '老二')];
     const deleted: string[] = [];
