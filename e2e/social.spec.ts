@@ -101,6 +101,9 @@ test('feed: older notes behind many deleted ones stay reachable (no empty state 
     const title = `e2e 较早的笔记 ${Date.now()}`;
     const add = async (t: string) => String((await db.insertInto('tb_blog').values({ shop_id: shopId, user_id: author.id, title: t, content: '还在', images: image }).executeTakeFirstOrThrow()).insertId);
     const old = await add(title);
+    // The follower follows the author (a feed shows the notes of whom one follows now).
+    await db.insertInto('tb_follow').values({ user_id: follower.id, follow_user_id: author.id }).execute();
+    await redis.del(keys.follows(follower.id));
     const deleted: string[] = [];
     for (let i = 0; i < FEED_SCAN_MAX + 5; i++) deleted.push(await add(`删 ${i}`));
     const t0 = Date.now() - 3600_000;
