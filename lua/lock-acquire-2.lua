@@ -7,7 +7,8 @@
                               pile up; a new counter starts at Redis' clock in ms, far above
                               anything the old one reached, so tokens still only ever grow
   ARGV[1]  owner token (random per grant, reused by the same async call chain)
-  ARGV[2]  lease in ms
+  ARGV[2]  lease in ms (a re-entry only ever lengthens the lease left: an inner section asking
+           for a shorter one must not cut the outer section's hold short)
   ARGV[3]  'new' = take a free lock | 'reenter' = only count up a lock this owner already holds
   Returns  fence (> 0) when granted or re-entered
            | -ms (<= 0) busy: how long the current lease has left (0 when re-entry found it lost)
@@ -15,7 +16,9 @@
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner == ARGV[1] then
   redis.call('HINCRBY', KEYS[1], 'count', 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
   return tonumber(redis.call('HGET', KEYS[1], 'fence'))
 end
 if ARGV[3] == 'reenter' then

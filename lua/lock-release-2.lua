@@ -5,7 +5,8 @@
   KEYS[1]  lock:{name}           hash { owner, count, fence }
   KEYS[2]  lock:{name}:released  pub/sub channel (passed as a key so it carries the hash tag)
   ARGV[1]  owner token
-  ARGV[2]  lease in ms (an inner release renews it, as the outer section still runs)
+  ARGV[2]  lease in ms (an inner release renews it, as the outer section still runs; only ever
+           lengthens what is left, so an inner section's shorter lease never cuts the outer's hold)
   Returns  holds left (0 = freed and published) | -1 not the owner (expired or taken over)
 ]]
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
@@ -13,7 +14,9 @@ if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
 end
 local left = redis.call('HINCRBY', KEYS[1], 'count', -1)
 if left > 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
   return left
 end
 redis.call('DEL', KEYS[1])

@@ -107,6 +107,24 @@ describe('single-node lock', () => {
     expect(await taken()).toEqual({ acquired: true, value: 'stolen' });
   });
 
+  test("an inner section's shorter lease does not cut the outer section's hold short", async () => {
+    const lock = lockName('reenter-short');
+    const taken = () => outside(() => tryWithLock(lock, {}, async () => 'stolen'));
+    // The outer lease is 3 s (its watchdog renews every second); the inner asks for 50 ms.
+    await withLock(lock, { leaseMs: 3000 }, async () => {
+      await withLock(lock, { leaseMs: 50 }, async () => {
+        await sleep(200);
+        expect(await redis.pttl(keys.lock(lock))).toBeGreaterThan(2000);
+        expect(await taken()).toEqual({ acquired: false });
+      });
+      // The inner release does not cut it to 50 ms either.
+      expect(await redis.pttl(keys.lock(lock))).toBeGreaterThan(2000);
+      await sleep(200);
+      expect(await taken()).toEqual({ acquired: false });
+    });
+    expect(await taken()).toEqual({ acquired: true, value: 'stolen' });
+  });
+
   test('a busy lock is a LockTimeoutError after waitMs; tryWithLock does not swallow one from inside', async () => {
     const lock = lockName('busy');
     const other = lockName('busy-other');

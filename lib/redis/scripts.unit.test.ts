@@ -6,13 +6,13 @@ import { loadScripts } from '@/lib/redis/scripts';
  * sees it). After an intended change, update the hash here in the same commit.
  */
 const pinned: Record<string, string> = {
-  'lock-acquire': 'ae24bda64510875677ddf87152ee81b44893b81d',
+  'lock-acquire': 'c8fc328c74e8a44bdbcb96f24a7f3c1fab669461',
   'lock-extend': '6521d61b55c9c5354ede9c8575012f6f034f0d36',
   'lock-fence-raise': '234b300300ad4c44a15c06c948ac3074374f8226',
   'lock-fence-next': '81ad21b4a5fe4e917970514e7c7f696260cf2bcc',
   'lock-fenced-del': '0e28d46e74d221f8848850fd71654fdeeacd286b',
   'lock-fenced-set': '4d990dc60dc8e774329042b136fb0244afca7ef3',
-  'lock-release': '872eb81995bc8ed4dae22493342ee0a79aa944b1',
+  'lock-release': 'fd9ac85dc514618fe91a6a01b55c8ef37ccff0fe',
   'login-check-code': '8f849ba0808a1182703e8caf18654c818bf68303',
   'seckill-bucket-give': '4ef6ec319b5d16ee76ed640c849a781051956e89',
   'seckill-bucket-take': '5580dd5a89641065d631e6d27f179a9782b96518',
