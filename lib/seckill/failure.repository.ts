@@ -12,6 +12,7 @@
 import { sql } from 'kysely';
 import type { DB, Executor } from '@/lib/db/client';
 import type { OrderMessage } from '@/lib/seckill/message';
+import { retryDeadlock } from '@/lib/db/retry-deadlock';
 
 export type OrderFailureReason = 'ALREADY_BOUGHT' | 'UNCONFIRMED';
 
@@ -91,32 +92,26 @@ export async function failedOrderIds(db: Executor, orderIds: string[]): Promise<
   return new Map(rows.map((r) => [r.order_id, r.reason]));
 }
 
-const isDeadlock = (err: unknown) => (err as { code?: string } | null)?.code === 'ER_LOCK_DEADLOCK';
-
 /**
  * A grab whose publish got no confirm, though the broker may hold its message: records that the
  * order must never be written — unless the worker already wrote it. True: voided (the caller gives
  * the unit back and answers 503); false: the order is in MySQL (the caller answers 200). The
  * locking read of the order row (a gap lock when absent) and the worker's shared read of this table
- * serialize the two; a deadlock between them is retried.
+ * serialize the two; a deadlock between them is retried (the whole transaction, from the read).
  */
-export async function voidUnconfirmedOrder(db: DB, m: OrderMessage): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.transaction().execute(async (trx) => {
-        const { rows } = await sql<{ id: string }>`SELECT id FROM tb_voucher_order WHERE id = ${m.orderId} FOR UPDATE`.execute(trx);
-        if (rows.length > 0) return false;
-        await trx
-          .insertInto('tb_order_failure')
-          .ignore()
-          .values({ order_id: m.orderId, user_id: m.userId, voucher_id: m.voucherId, reason: 'UNCONFIRMED', kept_order_id: null })
-          .execute();
-        return true;
-      });
-    } catch (err) {
-      if (!isDeadlock(err) || attempt >= 3) throw err;
-    }
-  }
+export function voidUnconfirmedOrder(db: DB, m: OrderMessage): Promise<boolean> {
+  return retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ id: string }>`SELECT id FROM tb_voucher_order WHERE id = ${m.orderId} FOR UPDATE`.execute(trx);
+      if (rows.length > 0) return false;
+      await trx
+        .insertInto('tb_order_failure')
+        .ignore()
+        .values({ order_id: m.orderId, user_id: m.userId, voucher_id: m.voucherId, reason: 'UNCONFIRMED', kept_order_id: null })
+        .execute();
+      return true;
+    }),
+  );
 }
 
 export async function findOrderFailure(db: Executor, orderId: string): Promise<OrderFailure | undefined> {

@@ -1,7 +1,7 @@
 import type { NextRequest } from 'next/server';
 import NextAuth from 'next-auth';
 import { authOptions } from '@/lib/web/auth-options';
-import { apiSecurityHeaders, isHttps } from '@/lib/http/security-headers';
+import { isHttps, withApiSecurityHeaders } from '@/lib/http/security-headers';
 
 type Context = { params: Promise<{ nextauth: string[] }> };
 const nextAuth = NextAuth(authOptions) as (req: NextRequest, ctx: Context) => Promise<Response>;
@@ -17,8 +17,7 @@ async function handler(req: NextRequest, ctx: Context): Promise<Response> {
   const headers = new Headers();
   for (const [k, v] of res.headers) if (k !== 'set-cookie') headers.append(k, v);
   for (const c of res.headers.getSetCookie()) headers.append('set-cookie', c);
-  for (const [k, v] of Object.entries(apiSecurityHeaders({ https: isHttps(req.url, req.headers) }))) if (!headers.has(k)) headers.set(k, v);
-  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+  return withApiSecurityHeaders(new Response(res.body, { status: res.status, statusText: res.statusText, headers }), isHttps(req.url, req.headers));
 }
 
 export { handler as GET, handler as POST };
