@@ -19,6 +19,7 @@ import { failedOrderIds } from '@/lib/seckill/failure.repository';
 import { keys } from '@/lib/redis/keys';
 import { expireEndedSale } from '@/lib/seckill/sale-expiry';
 import { bucketCount } from '@/lib/seckill/buckets/count';
+import { findBucketCount } from '@/lib/seckill/seckill.repository';
 import { recoverMoves } from '@/lib/seckill/buckets/move';
 import { bucketTags } from '@/lib/seckill/buckets/tags';
 import { parsePendingEntry, pendingCount, redisNowMs, releaseOrder, removePendingEntries, scanPendingEntries, touchPendingEntry, type PendingEntry } from '@/lib/seckill/outbox';
@@ -66,7 +67,9 @@ export function isDue(e: PendingEntry, nowMs: number, staleMs: number): boolean 
 
 async function sweepVoucher(deps: SweepDeps, vid: string, stats: SweepStats): Promise<void> {
   const { redis } = deps;
-  const n = await bucketCount(redis, vid);
+  // N from MySQL when bucket 0's meta is gone (its node lost it) and this process never learnt N:
+  // guessing 1 would sweep bucket 0's outbox only and retire the sale while other buckets hold orders.
+  const n = await bucketCount(redis, vid, () => findBucketCount(deps.db, vid));
   // A mover that died mid-move left units in a journal (docs/buckets.md#moving-stock): deliver them.
   if (n > 1) await recoverMoves(redis, vid, n).catch((err: Error) => log.warn({ voucherId: vid, err: err.message }, 'stock move recovery failed'));
   const now = await redisNowMs(redis);
@@ -126,7 +129,9 @@ async function sweepBucket(deps: SweepDeps, vid: string, tag: string, now: numbe
 
 async function retireIfDone(redis: RedisClient, vid: string, n: number, now: number): Promise<void> {
   const tags = n === 1 ? [vid] : bucketTags(vid, n);
-  const [end, ...pending] = await Promise.all([redis.hget(keys.seckillMeta(vid), 'end'), ...tags.map((t) => pendingCount(redis, t))]);
+  const [ends, pending] = await Promise.all([Promise.all(tags.map((t) => redis.hget(keys.seckillMeta(t), 'end'))), Promise.all(tags.map((t) => pendingCount(redis, t)))]);
+  // Every bucket's meta carries the window: a lost bucket 0 must not make a live sale look unended-and-unknown.
+  const end = ends.find((e) => e !== null) ?? null;
   // No grab can be accepted after the end, so an empty outbox then stays empty.
   if (pending.every((p) => p === 0) && (end === null || Number(end) + RETIRE_AFTER_END_MS < now)) {
     await Promise.all(tags.map((t) => expireEndedSale(redis, t)));

@@ -21,6 +21,7 @@ import { lockVoucherRow, shiftSeckillStock, updateSeckillWindow, updateVoucherCo
 import type { UpdateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { getVoucher, requireVoucherAccess } from '@/lib/voucher/voucher.service';
 import { auditSnapshot, toVoucherView, voucherState, type VoucherView } from '@/lib/voucher/voucher.view';
+import { findBucketCount } from '@/lib/seckill/seckill.repository';
 import { afterVoucherWrite, syncRedisUntilAgreed, takeRedisStock, underVoucherLock } from '@/lib/voucher/voucher-sync';
 import { addStockAudited } from '@/lib/voucher/voucher-stock';
 
@@ -41,7 +42,7 @@ export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id
     let giveBack: (() => Promise<void>) | null = null;
     let needsPreheat = plan.window !== null;
     if (plan.stockDelta < 0) {
-      const r = await takeRedisStock(redis, id, -plan.stockDelta);
+      const r = await takeRedisStock(redis, id, -plan.stockDelta, () => findBucketCount(db, id));
       if (r.status === 'short') throw await soldTooMuch(redis, id);
       if (r.status === 'ok') giveBack = r.giveBack;
       else needsPreheat = true; // not in Redis: MySQL's guard decides, preheat rebuilds

@@ -90,8 +90,10 @@ export async function syncRedisLocked(db: Executor, redis: RedisClient, voucherI
  * taken), 'absent' (not preheated), or 'ok' with `giveBack`, which undoes it when MySQL then refuses.
  * A bucketed sale gives up units from every bucket, richest first (lib/seckill/buckets/lower.ts).
  */
-export async function takeRedisStock(redis: RedisClient, voucherId: string, units: number): Promise<{ status: 'ok'; giveBack: () => Promise<void> } | { status: 'short' | 'absent' }> {
-  const n = await bucketCount(redis, voucherId);
+export async function takeRedisStock(redis: RedisClient, voucherId: string, units: number, fromDb?: () => Promise<number | null>): Promise<{ status: 'ok'; giveBack: () => Promise<void> } | { status: 'short' | 'absent' }> {
+  // N from MySQL (fromDb) when bucket 0's meta is lost: a guess of 1 would call the sale "absent"
+  // and let MySQL's guard lower it below the grabs the other buckets accepted and not yet written.
+  const n = await bucketCount(redis, voucherId, fromDb);
   if (n > 1) {
     const r = await takeFromBuckets(redis, voucherId, n, units);
     if (r.status !== 'ok') return r;

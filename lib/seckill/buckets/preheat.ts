@@ -14,7 +14,7 @@ import { runScript } from '@/lib/redis/scripts';
 import { MOVE_LEASE_MS, moveLockName, movesInFlight, recoverMoves } from '@/lib/seckill/buckets/move';
 import { bucketShares } from '@/lib/seckill/buckets/shares';
 import { bucketTags, homeBucket } from '@/lib/seckill/buckets/tags';
-import { buyerIdPages, forfeitIdPages } from '@/lib/seckill/seckill.repository';
+import { buyerIdPages, forfeitIdPages, goneBuyerIdPages } from '@/lib/seckill/seckill.repository';
 
 export interface BucketedSale {
   initialStock: number;
@@ -40,6 +40,14 @@ export async function preheatBuckets(trx: Executor, redis: RedisClient, vid: str
       Promise.all(tags.map((t) => redis.hget(keys.seckillMeta(t), 'initial'))),
       Promise.all(tags.map((t) => redis.hset(keys.seckillMeta(t), 'buckets', n))),
     ]);
+    // As for N = 1 (lib/seckill/preheat.ts): forfeits first, then a return Redis forgot (a failover
+    // to a replica that had not seen it) must not leave its buyer holding the unit for good.
+    for await (const page of forfeitIdPages(trx, vid)) {
+      await Promise.all(byHome(page, n).map((ids, b) => (ids.length ? redis.sadd(keys.seckillForfeit(tags[b]!), ...ids) : 0)));
+    }
+    for await (const page of goneBuyerIdPages(trx, vid)) {
+      await Promise.all(byHome(page, n).map((ids, b) => (ids.length ? redis.srem(keys.seckillBuyers(tags[b]!), ...ids) : 0)));
+    }
     // Buyers first (they only grow), so a share never lands below them.
     for await (const page of buyerIdPages(trx, vid)) {
       await Promise.all(byHome(page, n).map((ids, b) => (ids.length ? redis.sadd(keys.seckillBuyers(tags[b]!), ...ids) : 0)));
@@ -62,9 +70,6 @@ export async function preheatBuckets(trx: Executor, redis: RedisClient, vid: str
         ]),
       ),
     );
-    for await (const page of forfeitIdPages(trx, vid)) {
-      await Promise.all(byHome(page, n).map((ids, b) => (ids.length ? redis.sadd(keys.seckillForfeit(tags[b]!), ...ids) : 0)));
-    }
     // Moves whose mover died: their units were kept out of the shares above; deliver them now.
     await recoverMoves(redis, vid, n);
     const remaining = await Promise.all(tags.map((t) => redis.get(keys.seckillStock(t))));
