@@ -180,7 +180,9 @@ async function tick(w: Watch): Promise<void> {
       if (snap.shuffled) await placesAfterShuffle(w);
       // Admitted, in place order, then any whose wait ran out.
       if (snap.now >= snap.begin) {
-        for (let p = liveTop(w.byPosition); p && p.position <= snap.served; p = liveTop(w.byPosition)) answer(w, w.byPosition.pop()!, viewOf(w.voucherId, p.userId, p.position, snap, false));
+        const due: Parked[] = [];
+        for (let p = liveTop(w.byPosition); p && p.position <= snap.served; p = liveTop(w.byPosition)) due.push(w.byPosition.pop()!);
+        if (due.length > 0) await admitDue(w, due, snap);
       }
       expire(w);
     }
@@ -203,6 +205,33 @@ async function tick(w: Watch): Promise<void> {
     compact(w);
     schedule(w);
   }
+}
+
+/**
+ * Answers the parked looks the counter reached, in place order, once Redis confirmed each still
+ * holds that place (one ZMSCORE): a room Redis forgot and that was re-joined by as many people
+ * within one tick shows no drop in `issued`, and its counter may pass an old place nobody holds now.
+ * A place gone is answered `none` (join again); a place that changed (re-joined) waits on as that place.
+ */
+async function admitDue(w: Watch, due: Parked[], snap: RoomSnapshot): Promise<void> {
+  let places: (number | null)[];
+  try {
+    places = await placesInRoom(w.redis, w.voucherId, due.map((p) => p.userId));
+  } catch (err) {
+    for (const p of due) if (!p.done) w.byPosition.push(p);
+    throw err;
+  }
+  due.forEach((p, i) => {
+    const place = places[i] ?? null;
+    if (place === null) answer(w, p, viewOf(w.voucherId, p.userId, null, snap, false));
+    else if (place === p.position || place <= snap.served) {
+      p.position = place;
+      answer(w, p, viewOf(w.voucherId, p.userId, place, snap, false));
+    } else if (!p.done) {
+      p.position = place;
+      w.byPosition.push(p);
+    }
+  });
 }
 
 /** Answers the looks whose wait ran out, with the place as the last look saw it. */

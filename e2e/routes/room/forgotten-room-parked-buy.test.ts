@@ -1,0 +1,91 @@
+/**
+ * After Redis forgot the room, a visitor's old parked look with `buy=1` buys at its OLD
+ * place. X stood 12th of 12 (stock 12, holds on). Redis forgets the sale; twelve others re-join
+ * (places 1..12, every unit held for them); X re-joins too with the gate's solution (no wait):
+ * place 13, all held. X's look parked before the loss (wait, buy=1) is then answered `admitted` at
+ * place 12 and buys: a unit the room held for one of the twelve admitted goes to X, and that
+ * admitted buyer, within their hold, hears 已抢光 (docs/fair-sale.md#an-admitted-ticket-holds-a-unit).
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+const saved = vi.hoisted(() => {
+  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, hold: process.env.ROOM_HOLD_MS, user: process.env.SECKILL_USER_PER_SECOND };
+  process.env.ROOM_ADMIT_PER_SECOND = '2';
+  process.env.ROOM_HOLD_MS = '20000';
+  process.env.SECKILL_USER_PER_SECOND = '100';
+  return s;
+});
+
+import { db, closeDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { closeMq } from '@/lib/mq/connection';
+import { callRoute } from '@/e2e/support/helpers';
+import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
+import { GET as challengeRoute } from '@/app/api/seckill/[voucherId]/room/challenge/route';
+import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
+import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { keys } from '@/lib/redis/keys';
+
+let worker: OrderWorker;
+beforeAll(async () => {
+  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+});
+afterAll(async () => {
+  await worker.stop();
+  await waitOutShortLivedKeys(redis);
+  await Promise.all([closeMq(), closeDb(), closeRedis()]);
+  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['ROOM_HOLD_MS', saved.hold], ['SECKILL_USER_PER_SECOND', saved.user]] as const) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+const join = (u: TestUser, voucherId: string, body?: unknown) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
+const look = (u: TestUser, voucherId: string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId } });
+const buyLook = (u: TestUser, voucherId: string, wait: number) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait), buy: '1' } });
+const challengeFor = (u: TestUser, voucherId: string) => callRoute(challengeRoute, { method: 'GET', token: u.token, params: { voucherId } });
+const pass = (u: TestUser, voucherId: string, body: unknown) => callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
+const solve = async (u: TestUser, voucherId: string) => solvedPayload((await challengeFor(u, voucherId)).json);
+
+async function saleKeys(voucherId: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `seckill:{${voucherId}}:*`, 'COUNT', 1000);
+    cursor = next;
+    found.push(...batch);
+  } while (cursor !== '0');
+  return found;
+}
+
+describe('an old parked buy after Redis forgot the room', () => {
+  it('does not buy at a place the new room no longer gives the visitor', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 12 });
+    const users = await createTestUsers(db, redis, 24);
+    const first = users.slice(0, 12);
+    const others = users.slice(12);
+    for (const u of first) await join(u, voucherId);
+    const x = first[11]!;
+    const before = await look(x, voucherId);
+    expect(before.json.data).toMatchObject({ state: 'waiting', position: 12 });
+    const xSolution = await solve(x, voucherId);
+    const othersSolutions = await Promise.all(others.map((u) => solve(u, voucherId)));
+    const parked = buyLook(x, voucherId, 15_000);
+    await new Promise((r) => setTimeout(r, 250));
+    // Redis forgets the sale; twelve others re-join, then X (with the gate's solution, no wait).
+    await redis.del(...(await saleKeys(voucherId)));
+    const rejoined = await Promise.all(others.map((u) => join(u, voucherId)));
+    const xAgain = await join(x, voucherId, { altcha: xSolution });
+    const heard = await parked;
+    const xPlace = await redis.zscore(keys.roomQueue(voucherId), x.userId);
+    // The twelve admitted in the new room buy within their holds.
+    const buys = await Promise.all(others.map((u, i) => pass(u, voucherId, { ticket: rejoined[i]!.json.data.ticket, altcha: othersSolutions[i], grab: true })));
+    const statuses = buys.map((b) => `${b.status}${b.status === 200 ? '' : ':' + (b.json?.error?.code ?? b.json?.code ?? '')}`);
+    expect(xAgain.json.data).toMatchObject({ state: 'waiting', position: 13 });
+    expect(Number(xPlace)).toBe(13);
+    expect(heard.json.data?.purchase).toBeUndefined();
+    expect(statuses.filter((s) => s === '200')).toHaveLength(12);
+  }, 60_000);
+});

@@ -1,0 +1,84 @@
+/**
+ * A parked look after Redis forgot the room (all seckill:{vid}:* keys gone), with
+ * ROOM_HOLD_MS=0. docs/fair-sale.md#waiting-without-polling promises "a room Redis forgot ... answers
+ * every parked look `none` ..., never a stale admission". The watcher used to detect the loss only
+ * by `issued` going down between two ticks: when the room was re-joined by as many people as before
+ * within one tick (≤ 200 ms), the parked look of a visitor who never re-joined was answered
+ * `admitted` at their OLD place, which the new room does not hold for them (every attempt here). Now the
+ * places the counter reached are read back from Redis before they are answered.
+ */
+import { afterAll, describe, expect, it, vi } from 'vitest';
+
+const saved = vi.hoisted(() => {
+  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, hold: process.env.ROOM_HOLD_MS };
+  process.env.ROOM_ADMIT_PER_SECOND = '2';
+  process.env.ROOM_HOLD_MS = '0';
+  return s;
+});
+
+import { db, closeDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { closeMq } from '@/lib/mq/connection';
+import { callRoute } from '@/e2e/support/helpers';
+import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
+import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
+import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createRoomVoucher } from '@/e2e/support/fixtures/room';
+import { keys } from '@/lib/redis/keys';
+
+afterAll(async () => {
+  await waitOutShortLivedKeys(redis);
+  await Promise.all([closeMq(), closeDb(), closeRedis()]);
+  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['ROOM_HOLD_MS', saved.hold]] as const) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+const join = (u: TestUser, voucherId: string) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId } });
+const look = (u: TestUser, voucherId: string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId } });
+const waitLook = (u: TestUser, voucherId: string, wait: number) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait) } });
+const pass = (u: TestUser, voucherId: string, body: unknown) => callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
+
+async function saleKeys(voucherId: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `seckill:{${voucherId}}:*`, 'COUNT', 1000);
+    cursor = next;
+    found.push(...batch);
+  } while (cursor !== '0');
+  return found;
+}
+
+describe('a parked look when Redis forgot the room (ROOM_HOLD_MS=0)', () => {
+  it('is never answered admitted at a place the new room does not hold for the visitor', async () => {
+    const outcomes: string[] = [];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const voucherId = await createRoomVoucher(db, redis, { stock: 100 });
+      const users = await createTestUsers(db, redis, 24);
+      const first = users.slice(0, 12);
+      const others = users.slice(12);
+      // Twelve places; at 2 a second the 12th waits seconds.
+      for (const u of first) await join(u, voucherId);
+      const x = first[11]!;
+      const before = await look(x, voucherId);
+      expect(before.json.data).toMatchObject({ state: 'waiting', position: 12 });
+      const ticket = before.json.data.ticket as string;
+      const parked = waitLook(x, voucherId, 8000);
+      await new Promise((r) => setTimeout(r, 250));
+      // Redis forgets the sale (a restart without persistence), and twelve others re-join at once.
+      const ks = await saleKeys(voucherId);
+      await redis.del(...ks);
+      await Promise.all(others.map((u) => join(u, voucherId)));
+      const heard = await parked;
+      // What Redis says about X now: no place at all.
+      expect(await redis.zscore(keys.roomQueue(voucherId), x.userId)).toBeNull();
+      const now = (await look(x, voucherId)).json.data.state;
+      const t = await pass(x, voucherId, { ticket });
+      outcomes.push(`parked=${heard.json.data?.state}@${heard.json.data?.position} lookNow=${now} token=${t.status}:${t.json?.error?.code ?? t.json?.code ?? ''}`);
+    }
+    // Every parked look of the forgotten visitor must hear `none` (join again), never `admitted`.
+    for (const o of outcomes) expect(o).toMatch(/^parked=none/);
+  }, 60_000);
+});
