@@ -30,7 +30,8 @@ export function createWorkerMetrics() {
 
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
 
-export function serveMetrics(registry: Registry, port: number, onError: (err: Error) => void): Server {
+/** On `host` only (the process's HOST, like the web server's metrics): queue and payment figures are not for every interface. */
+export function serveMetrics(registry: Registry, port: number, host: string, onError: (err: Error) => void): Server {
   collectDefaultMetrics({ register: registry });
   const server = createServer((req, res) => {
     if (req.url !== '/metrics') {
@@ -44,6 +45,6 @@ export function serveMetrics(registry: Registry, port: number, onError: (err: Er
   });
   // A busy port (several workers on one host) costs the metrics, never the worker.
   server.on('error', onError);
-  server.listen(port);
+  server.listen(port, host);
   return server;
 }

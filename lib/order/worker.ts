@@ -255,7 +255,7 @@ export async function startOrderWorker(options: OrderWorkerOptions = {}): Promis
   // Redis may forget accepted grabs (restart, failover): rebuild the live sales from MySQL then.
   const repair = o.repairCheckMs > 0 ? startRedisRepair({ db: o.db, redis: o.redis, checkMs: o.repairCheckMs, delaysMs: options.repairDelaysMs, repairs: metrics.repairs }) : null;
   if (o.metricsPort > 0) {
-    metricsServer = serveMetrics(metrics.registry, o.metricsPort, (err) => log.warn({ err: err.message, port: o.metricsPort }, 'metrics endpoint unavailable'));
+    metricsServer = serveMetrics(metrics.registry, o.metricsPort, env.HOST, (err) => log.warn({ err: err.message, port: o.metricsPort }, 'metrics endpoint unavailable'));
   }
 
   return {

@@ -39,3 +39,33 @@ describe('GET /api/health', () => {
     }
   });
 });
+
+describe('a flood of health checks', () => {
+  it('200 at once run one check between them (the route is public; each check costs MySQL, Redis and RabbitMQ)', async () => {
+    const calls = async () => Number(/cmdstat_config\|get:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    await new Promise((r) => setTimeout(r, 1100)); // past any result an earlier test left to reuse
+    const before = await calls();
+    const res = await Promise.all(Array.from({ length: 200 }, () => GET(new Request('http://127.0.0.1/api/health'))));
+    expect(res.every((r) => r.status === 200)).toBe(true);
+    const flood = (await calls()) - before;
+    // What one check sends, measured alone after the reuse window.
+    await new Promise((r) => setTimeout(r, 1100));
+    const one = await calls();
+    await GET(new Request('http://127.0.0.1/api/health'));
+    const single = (await calls()) - one;
+    expect(single).toBeGreaterThan(0);
+    expect(flood).toBe(single);
+  });
+});
+
+describe("the worker's /metrics", () => {
+  it('listens on HOST only, as the web server does', async () => {
+    const { Registry } = await import('prom-client');
+    const { serveMetrics } = await import('@/lib/order/metrics');
+    const { env } = await import('@/lib/env');
+    const server = serveMetrics(new Registry(), 0, env.HOST, () => {});
+    await new Promise((r) => (server.listening ? r(null) : server.once('listening', r)));
+    expect((server.address() as { address: string }).address).toBe(env.HOST);
+    await new Promise((r) => server.close(r));
+  });
+});
