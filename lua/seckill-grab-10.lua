@@ -114,9 +114,16 @@ if gate then
     return {9}
   end
 end
--- The room's token, read with the window (an ordinary sale pays nothing more). After the gate, so
--- a refused user spends no nonce; before the forfeit check, so every grab that reaches it spends
--- its token: a token takes one try at a unit, whatever the answer after it.
+-- After the stock check: only a grab that could take a unit pays for this lookup (a sold-out
+-- storm does not), and a forfeited user hears "sold out" like everyone else once it is.
+if redis.call('SISMEMBER', KEYS[7], ARGV[2]) == 1 then
+  return {7}
+end
+-- The room's token, read with the window (an ordinary sale pays nothing more). Last, so only a
+-- grab that takes a unit spends a nonce and the spent set holds at most one per unit sold: a
+-- forfeited user (refused for good) minting a token a second used to add one each time, for the
+-- sale's whole life. A token refused before this point may try again; every such refusal is final
+-- for the user or the sale, or passes (the rate limit) within a second.
 if window[4] == '1' and (not window[5] or now < tonumber(window[5])) then
   if ARGV[6] == '' then
     return {11, window[5] or false}
@@ -130,11 +137,6 @@ if window[4] == '1' and (not window[5] or now < tonumber(window[5])) then
     return {12}
   end
   redis.call('PEXPIREAT', KEYS[10], tonumber(window[2]) + 3600000)
-end
--- After the stock check: only a grab that could take a unit pays for this lookup (a sold-out
--- storm does not), and a forfeited user hears "sold out" like everyone else once it is.
-if redis.call('SISMEMBER', KEYS[7], ARGV[2]) == 1 then
-  return {7}
 end
 redis.call('DECR', KEYS[2])
 redis.call('SADD', KEYS[3], ARGV[2])

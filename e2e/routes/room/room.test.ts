@@ -406,10 +406,16 @@ describe('from the room to the grab', () => {
     const other = await createRoomVoucher(db, redis, { stock: 1 });
     const elsewhere = issueGrabToken(other, a!.userId, 60_000);
     expect((await grab(a!, voucherId, elsewhere.token)).json.error.code).toBe('NEED_TICKET');
-    // A spent nonce: a's grab is refused after the token check (a gave a unit back before), so the
-    // token is used up; the same token again is TOKEN_USED.
+    // A user who gave a unit back before is refused before the token is spent: the same token
+    // again hears the same refusal, and the spent set stays empty (only an accepted grab spends).
     await redis.sadd(keys.seckillForfeit(voucherId), a!.userId);
     expect((await grab(a!, voucherId, aToken)).json.error.code).toBe('FORFEITED');
+    expect((await grab(a!, voucherId, aToken)).json.error.code).toBe('FORFEITED');
+    expect(await redis.scard(keys.seckillSpent(voucherId))).toBe(0);
+    // A spent nonce (an accepted grab of this token whose buyer Redis no longer holds) is TOKEN_USED.
+    await redis.srem(keys.seckillForfeit(voucherId), a!.userId);
+    const [, , , epoch, nonce] = aToken.split('.');
+    await redis.sadd(keys.seckillSpent(voucherId), `${epoch}.${nonce}`);
     expect((await grab(a!, voucherId, aToken)).json.error.code).toBe('TOKEN_USED');
     const s = await readSeckillState(redis, voucherId);
     expect(s?.remaining).toBe(5);
