@@ -6,11 +6,12 @@
 import { encode } from 'next-auth/jwt';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeDb, db } from '@/lib/db/client';
-import { closeRedis, redis } from '@/lib/redis/client';
+import { closeRedis, createRedis, redis } from '@/lib/redis/client';
+import type { RedisClient } from '@/lib/redis/types';
 import { keys } from '@/lib/redis/keys';
 import { env } from '@/lib/env';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
-import { createSession } from '@/lib/auth/session';
+import { createSession, newSessionToken, pruneSessionIndex } from '@/lib/auth/session';
 import { login } from '@/lib/auth/login';
 import { hashPassword } from '@/lib/auth/password';
 import { callRoute, loginNewUser } from '@/e2e/support/helpers';
@@ -57,12 +58,42 @@ describe('session index', () => {
     };
     const second = await again();
     expect(await redis.scard(keys.userSessions(first.userId))).toBe(2);
-    await redis.del(keys.session(first.token)); // expired
-    await again();
+    // An expired session of two minutes ago, and one another login is still writing (index first,
+    // then the session): the first goes, the second stays (dropping it left a live session that
+    // no revocation could find).
+    const expired = newSessionToken(Date.now() - 120_000);
+    const beingWritten = newSessionToken();
+    await redis.sadd(keys.userSessions(first.userId), expired, beingWritten);
+    await redis.del(keys.session(first.token)); // expired too, but made this minute
+    const third = await again();
     const members = await redis.smembers(keys.userSessions(first.userId));
-    expect(members).toHaveLength(2);
-    expect(members).toContain(second.token);
-    expect(members).not.toContain(first.token);
+    expect(members).not.toContain(expired);
+    expect(members).toEqual(expect.arrayContaining([second.token, third.token, beingWritten]));
+    // A minute later the young ones without a session go as well.
+    await pruneSessionIndex(redis, first.userId, Date.now() + 61_000);
+    expect((await redis.smembers(keys.userSessions(first.userId))).sort()).toEqual([second.token, third.token].sort());
+  });
+
+  it('concurrent logins of one user from two processes never leave a live session out of the index', async () => {
+    const f = await createConsoleFixture(db, redis);
+    const user = { id: f.merchantA.id, nickName: 'race', icon: '', role: 'merchant' as const };
+    // Two web processes (each its own Redis connection), each logging the same merchant in 100
+    // times in a row: on the old pruning 3-6 of 200 live sessions fell out of the index, and after
+    // a demotion one of them still opened the console.
+    const other = createRedis(env.REDIS_URL);
+    const series = async (client: RedisClient) => {
+      const out: string[] = [];
+      for (let i = 0; i < 100; i++) out.push(await createSession(client, user));
+      return out;
+    };
+    const tokens = (await Promise.all([series(redis), series(other)])).flat();
+    other.disconnect();
+    const indexed = new Set(await redis.smembers(keys.userSessions(user.id)));
+    expect(tokens.filter((t) => !indexed.has(t))).toEqual([]);
+    const demote = await callRoute(roleRoute, { method: 'PATCH', token: f.admin.token, params: { id: user.id }, body: { role: 'user' } });
+    expect(demote.status).toBe(200);
+    const alive = await Promise.all(tokens.map((t) => redis.exists(keys.session(t))));
+    expect(alive.filter((a) => a === 1)).toHaveLength(0);
   });
 });
 

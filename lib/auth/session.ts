@@ -25,8 +25,27 @@ export function isWellFormedToken(token: string): boolean {
   return TOKEN_RE.test(token);
 }
 
+/**
+ * A new session token: 32 bytes in base64url, the first 6 of them the time it was made (ms, big
+ * endian), the other 26 random (208 bits). The time lets pruning (below) leave alone a token
+ * another login is still writing.
+ */
+export function newSessionToken(now = Date.now()): string {
+  const bytes = randomBytes(32);
+  bytes.writeUIntBE(now, 0, 6);
+  return bytes.toString('base64url');
+}
+
+/** When a token was made (ms), as its first 6 bytes say; a token from before they did reads as a random time. */
+export function tokenMadeAt(token: string): number {
+  return Buffer.from(token, 'base64url').readUIntBE(0, 6);
+}
+
+/** A token younger than this is never pruned: its login may not have written its session yet. */
+const PRUNE_GRACE_MS = 60_000;
+
 export async function createSession(redis: RedisClient, user: SessionUser): Promise<string> {
-  const token = randomBytes(32).toString('base64url');
+  const token = newSessionToken();
   const ttl = env.SESSION_TTL_SECONDS;
   // Two slots (the session's, the user's index): index first, so a token that exists is always
   // revocable; a crash between the two leaves only a dead token in the index, which pruning drops.
@@ -41,12 +60,16 @@ const INDEX_TTL_SECONDS = 7 * 24 * 3600;
 
 /**
  * Drops tokens whose session expired from the user's index, so it does not grow with every login.
- * Runs at login (rare, off every hot path); one EXISTS per token, each its own slot.
+ * Runs at login (rare, off every hot path); one EXISTS per token, each its own slot. A token made
+ * in the last minute (by its own time, either side of this clock) is kept even without a session:
+ * another login of the same user may be between its two writes (index, then session), and dropping
+ * its token then left a live session that no revocation (a role change, log out everywhere) could
+ * find. Tokens from before they carried a time read as a random time, almost never this minute.
  */
-export async function pruneSessionIndex(redis: RedisClient, userId: string): Promise<number> {
+export async function pruneSessionIndex(redis: RedisClient, userId: string, now = Date.now()): Promise<number> {
   const tokens = await redis.smembers(keys.userSessions(userId));
   const alive = await Promise.all(tokens.map((t) => redis.exists(keys.session(t))));
-  const dead = tokens.filter((_, i) => alive[i] === 0);
+  const dead = tokens.filter((t, i) => alive[i] === 0 && Math.abs(now - tokenMadeAt(t)) > PRUNE_GRACE_MS);
   if (dead.length > 0) await redis.srem(keys.userSessions(userId), ...dead);
   return dead.length;
 }
