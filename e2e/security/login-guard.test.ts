@@ -114,7 +114,7 @@ describe("the owner's login device", () => {
     const first = await login(owner.phone, 'owner-pw-2', '192.0.2.10');
     expect(first.status).toBe(200);
     const device = first.json.data.deviceToken as string;
-    expect(device).toMatch(/^[\w-]{22}\.\d+\.[\w-]{43}$/);
+    expect(device).toMatch(/^[\w-]{22}\.\d+\.p\.[\w-]{43}$/);
     const setCookie = first.headers.get('set-cookie') ?? '';
     expect(setCookie).toContain(`${LOGIN_DEVICE_COOKIE}=${device}`);
     expect(setCookie).toMatch(/HttpOnly/i);
@@ -140,12 +140,47 @@ describe("the owner's login device", () => {
     expect((await login(owner.phone, 'owner-pw-2', '192.0.2.14', { [LOGIN_DEVICE_HEADER]: device })).status).toBe(200);
 
     // A forged signature, another phone's device, a tampered id: the ceiling applies.
-    const [id, at, sig] = device.split('.') as [string, string, string];
-    const forged = [`${id}.${at}.${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`, foreign, `${'A'.repeat(22)}.${at}.${sig}`, `${id}.${Number(at) + 1}.${sig}`];
+    const [id, at, kind, sig] = device.split('.') as [string, string, string, string];
+    expect(kind).toBe('p');
+    const forged = [
+      `${id}.${at}.p.${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`,
+      foreign,
+      `${'A'.repeat(22)}.${at}.p.${sig}`,
+      `${id}.${Number(at) + 1}.p.${sig}`,
+      `${id}.${at}.s.${sig}`, // the kind is signed too
+      `${id}.${at}.${sig}`, // the format before devices had a kind
+    ];
     for (const token of forged) {
       expect((await login(owner.phone, 'owner-pw-2', '192.0.2.201', { cookie: `${LOGIN_DEVICE_COOKIE}=${token}` })).status, token).toBe(429);
       expect((await login(owner.phone, 'owner-pw-2', '192.0.2.201', { [LOGIN_DEVICE_HEADER]: token })).status, token).toBe(429);
     }
+  });
+
+  it('a device hashes at most 10 passwords in 15 minutes, right ones too', async () => {
+    // A right password used to reset the device's count: with its device and its password a
+    // merchant's client could make the server hash (scrypt, ~50 ms of the thread pool) without end.
+    const owner = await privileged('merchant', 'owner-pw-4');
+    await Promise.all(['192.0.2.30', '192.0.2.31'].map((ip) => resetLimit('passwordLoginClient', ip)));
+    const device = (await login(owner.phone, 'owner-pw-4', '192.0.2.30')).json.data.deviceToken as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await login(owner.phone, 'owner-pw-4', '192.0.2.31', { [LOGIN_DEVICE_HEADER]: device })).status);
+    expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
+  });
+
+  it('a device earned by an SMS code skips no password limit', async () => {
+    // Anyone can log in by SMS to a phone of their own and mint devices (~30 an hour per address):
+    // when those skipped the per-address cap, each one bought 10 more hashed password tries.
+    const phone = randomPhone();
+    await resetLimit('smsIpHourly', '192.0.2.40');
+    await resetLimit('passwordLoginClient', '192.0.2.40');
+    await sendLoginCode(redis, phone, '192.0.2.40');
+    const sms = await callRoute(loginRoute, { body: { phone, code: await redis.get(keys.devSms(phone)) }, headers: from('192.0.2.40') });
+    expect(sms.status).toBe(200);
+    const device = sms.json.data.deviceToken as string;
+    expect(device.split('.')[2]).toBe('s');
+    // The address uses up its 100 password tries across phones; the SMS device does not get it past.
+    for (let i = 0; i < 100; i++) await login(randomPhone(), 'whatever-1', '192.0.2.40');
+    expect((await login(phone, 'whatever-1', '192.0.2.40', { [LOGIN_DEVICE_HEADER]: device })).status).toBe(429);
   });
 
   it("the device keeps a limit of its own: a thief of the cookie gets 10 tries, not the ceiling's 200", async () => {

@@ -5,9 +5,15 @@
  * counted per device instead of against the phone's global ceiling of wrong passwords, so a crowd
  * of strangers guessing a merchant's password slows the strangers, never the owner's own device.
  *
- * The token is `<deviceId>.<issuedAt s>.<HMAC-SHA256(AUTH_SECRET, phone|deviceId|issuedAt)>`: no
- * phone in it, a token of another phone does not verify, and it stops working after
+ * The token is `<deviceId>.<issuedAt s>.<kind>.<HMAC-SHA256(AUTH_SECRET, kind|phone|deviceId|issuedAt)>`:
+ * no phone in it, a token of another phone does not verify, and it stops working after
  * LOGIN_DEVICE_MAX_AGE_SECONDS. Nothing is stored: a stranger cannot fill Redis with devices.
+ *
+ * `kind` says how the device earned it: `p` a right password, `s` an SMS code. Only a `p` device
+ * skips the password limits (lib/auth/password-guard.ts); either kind counts its code requests on
+ * their own. Anyone can log in by SMS to a phone of their own and mint `s` devices, about 30 an hour
+ * per address: when those skipped the password limits too, each one bought 10 more hashed password
+ * tries past the per-address cap (`e2e/security/login-guard.test.ts`).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { env, isProduction } from '@/lib/env';
@@ -17,29 +23,41 @@ export const LOGIN_DEVICE_COOKIE = isProduction ? '__Host-hmdp.device' : 'hmdp.d
 export const LOGIN_DEVICE_HEADER = 'x-login-device';
 export const LOGIN_DEVICE_MAX_AGE_SECONDS = 180 * 24 * 3600;
 
-const TOKEN = /^([A-Za-z0-9_-]{22})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
+const TOKEN = /^([A-Za-z0-9_-]{22})\.(\d{1,12})\.([ps])\.([A-Za-z0-9_-]{43})$/;
 
-function mac(phone: string, deviceId: string, issuedAt: string): Buffer {
-  return createHmac('sha256', env.AUTH_SECRET).update(`login-device|${phone}|${deviceId}|${issuedAt}`).digest();
+/** How a device earned its token: a right password, or an SMS code. */
+export type LoginDeviceKind = 'password' | 'sms';
+const KIND_CODE: Record<LoginDeviceKind, string> = { password: 'p', sms: 's' };
+
+function mac(kind: string, phone: string, deviceId: string, issuedAt: string): Buffer {
+  return createHmac('sha256', env.AUTH_SECRET).update(`login-device|${kind}|${phone}|${deviceId}|${issuedAt}`).digest();
 }
 
-export function issueLoginDevice(phone: string, now = Date.now()): string {
+export function issueLoginDevice(phone: string, kind: LoginDeviceKind, now = Date.now()): string {
   const deviceId = randomBytes(16).toString('base64url');
   const issuedAt = String(Math.floor(now / 1000));
-  return `${deviceId}.${issuedAt}.${mac(phone, deviceId, issuedAt).toString('base64url')}`;
+  const k = KIND_CODE[kind];
+  return `${deviceId}.${issuedAt}.${k}.${mac(k, phone, deviceId, issuedAt).toString('base64url')}`;
 }
 
-/** The device id when `token` was issued for this phone and has not expired, else null. */
-export function verifyLoginDevice(token: string | undefined, phone: string, now = Date.now()): string | null {
+/** The device id and how it was earned when `token` was issued for this phone and has not expired, else null. */
+export function verifyLoginDevice(token: string | undefined, phone: string, now = Date.now()): { id: string; kind: LoginDeviceKind } | null {
   if (!token) return null;
   const m = TOKEN.exec(token);
   if (!m) return null;
-  const [, deviceId, issuedAt, sig] = m as unknown as [string, string, string, string];
+  const [, deviceId, issuedAt, k, sig] = m as unknown as [string, string, string, string, string];
   const age = now / 1000 - Number(issuedAt);
   if (age < -60 || age > LOGIN_DEVICE_MAX_AGE_SECONDS) return null;
   const given = Buffer.from(sig, 'base64url');
-  const want = mac(phone, deviceId, issuedAt);
-  return given.length === want.length && timingSafeEqual(given, want) ? deviceId : null;
+  const want = mac(k, phone, deviceId, issuedAt);
+  if (given.length !== want.length || !timingSafeEqual(given, want)) return null;
+  return { id: deviceId, kind: k === 'p' ? 'password' : 'sms' };
+}
+
+/** The device id when `token` is a device of this phone that earned it with the password, else null. */
+export function verifyPasswordDevice(token: string | undefined, phone: string, now = Date.now()): string | null {
+  const d = verifyLoginDevice(token, phone, now);
+  return d?.kind === 'password' ? d.id : null;
 }
 
 /** What a request presents: the API header first, else the browser's cookie. */

@@ -17,7 +17,7 @@ import { smsProvider } from '@/lib/sms/provider';
 import { createSession, revokeSession, type SessionUser } from '@/lib/auth/session';
 import { verifyPassword } from '@/lib/auth/password';
 import { findUserByPhone, findUserRole, insertUserIfAbsent } from '@/lib/auth/user.repository';
-import { issueLoginDevice, verifyLoginDevice } from '@/lib/auth/login-device';
+import { issueLoginDevice, verifyLoginDevice, verifyPasswordDevice } from '@/lib/auth/login-device';
 
 export const CODE_TTL_SECONDS = 5 * 60;
 export const MAX_CODE_TRIES = 5;
@@ -41,7 +41,7 @@ export type LoginInput = z.infer<typeof loginInput>;
  * owner's day, and the owner's own device is never held back by the ceiling strangers reach.
  */
 export async function sendLoginCode(redis: RedisClient, phone: string, ip: string, device?: string): Promise<void> {
-  const deviceId = verifyLoginDevice(device, phone);
+  const deviceId = verifyLoginDevice(device, phone)?.id ?? null;
   const client = `${phone}:${deviceId ? `d:${deviceId}` : ip}`;
   await consume('smsIpHourly', ip);
   await consume('smsPhoneCooldown', phone);
@@ -79,11 +79,13 @@ export async function login(db: Executor, redis: RedisClient, input: LoginInput,
   if ('code' in input) {
     const dto = toSessionUser(await checkCode(db, redis, input.phone, input.code));
     // A device of this phone from now on: its code requests are counted on their own (sendLoginCode).
-    return { token: await sessionAsRoleStands(db, redis, dto), user: dto, deviceToken: verifyLoginDevice(device, input.phone) ? device! : issueLoginDevice(input.phone) };
+    // An SMS device only: a code proves the phone, not the password, so it skips no password limit.
+    return { token: await sessionAsRoleStands(db, redis, dto), user: dto, deviceToken: verifyLoginDevice(device, input.phone) ? device! : issueLoginDevice(input.phone, 'sms') };
   }
-  const deviceId = verifyLoginDevice(device, input.phone);
+  // Only a device that logged in with the password before is spared the password limits.
+  const deviceId = verifyPasswordDevice(device, input.phone);
   const dto = toSessionUser(await checkPassword(db, input.phone, input.password, ip, deviceId));
-  return { token: await sessionAsRoleStands(db, redis, dto), user: dto, deviceToken: deviceId ? device! : issueLoginDevice(input.phone) };
+  return { token: await sessionAsRoleStands(db, redis, dto), user: dto, deviceToken: deviceId ? device! : issueLoginDevice(input.phone, 'password') };
 }
 
 /**

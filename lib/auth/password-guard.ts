@@ -6,8 +6,11 @@
  *   - per phone, from everywhere: a slow ceiling of wrong passwords (200 / h) that only a crowd of
  *     clients reaches; it counts failures only, and a right password from a fresh client is not
  *     consumed by it;
- *   - a device this phone logged in on before (a verified login-device token) skips the ceiling
- *     and both per-client limits and has its own: 10 tries / 15 min per (phone, device).
+ *   - a device this phone logged in on with the password before (a verified login-device token of
+ *     kind password) skips the ceiling and both per-client limits and has its own: 10 tries /
+ *     15 min per (phone, device), right or wrong (a right one does not reset it: each try is a
+ *     password hash, ~50 ms of the thread pool, and a device that reset its count on every right
+ *     password could make the server hash without end).
  *     The ceiling alone would let a crowd lock the owner out for an hour; the owner's device is
  *     then still let in, while every stranger stays slowed.
  * Every wrong password for an existing account is audited (action auth.password-failed).
@@ -39,8 +42,7 @@ export async function beforePasswordCheck(phone: string, ip: string, deviceId: s
 }
 
 export async function afterPasswordSuccess(phone: string, ip: string, deviceId: string | null = null): Promise<void> {
-  await resetLimit('passwordLoginPhoneClient', phoneClient(phone, ip));
-  if (deviceId) await resetLimit('passwordLoginDevice', phoneDevice(phone, deviceId));
+  if (!deviceId) await resetLimit('passwordLoginPhoneClient', phoneClient(phone, ip));
 }
 
 export async function afterPasswordFailure(db: Executor, phone: string, ip: string, user: User | undefined): Promise<never> {
