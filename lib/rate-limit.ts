@@ -25,6 +25,8 @@ const limits = {
   /** Wrong passwords of one phone from everywhere: a slow ceiling, reached only by many clients at once (not checked for its known devices). */
   passwordLoginPhone: { points: 200, duration: 3600, message: '该账号近期密码错误次数过多，请稍后再试' },
   seckillUser: { points: env.SECKILL_USER_PER_SECOND, duration: 1, message: '操作太快了，请稍后再试' },
+  /** Grabs of one user, any vouchers, of a voucher Redis does not know (each reads MySQL): a person meets a cold sale once; a script walking made-up ids meets this. */
+  grabColdUser: { points: 20, duration: 10, message: '请求过于频繁，请稍后再试' },
   /** Public shop reads per client: generous for people, a wall for scrapers walking random ids. */
   shopReadIp: { points: 300, duration: 10, message: '请求过于频繁，请稍后再试' },
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },

@@ -133,8 +133,10 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   const first = await runGrabScript(redis, { ...input, orderId, limits, tag }).catch(unanswered);
   let [code, payload, third] = first;
   // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry
-  // once (the limits were counted by the first call).
-  if (code === GrabCode.UNKNOWN && (await preheatIfOnSale(db, redis, input.voucherId))) {
+  // once (the limits were counted by the first call). The per-voucher limits inside the script do
+  // not bound a user grabbing a made-up id each time, and each costs a MySQL read: such cold grabs
+  // are counted per user across vouchers (an honest user meets a cold sale once).
+  if (code === GrabCode.UNKNOWN && (await coldGrabAllowed(input.userId, giveBack)) && (await preheatIfOnSale(db, redis, input.voucherId))) {
     n = await bucketCount(redis, input.voucherId);
     tag = n === 1 ? input.voucherId : bucketTag(input.voucherId, homeBucket(input.userId, n), n);
     [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag }).catch(unanswered);
@@ -318,6 +320,17 @@ export function runGrabScript(
     ],
     [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0, o.nonce ?? ''],
   );
+}
+
+/** Counts a grab of a voucher Redis does not know (`grabColdUser`); a refusal gives the order id back and answers 429. */
+async function coldGrabAllowed(userId: string, giveBack: () => void): Promise<boolean> {
+  try {
+    await consume('grabColdUser', userId);
+    return true;
+  } catch (err) {
+    giveBack();
+    throw err;
+  }
 }
 
 // Grabs (and room looks) racing on a cold voucher share one rebuild per process (a rebuild reads every buyer).
