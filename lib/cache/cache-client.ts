@@ -200,8 +200,14 @@ export class CacheClient {
   /** Runs holding the key's lock: re-check, load, fenced store. */
   private async rebuild<T>(spec: CacheSpec<T>, signal: AbortSignal, fence: number, mode: RebuildMode): Promise<T | null> {
     const current = decodeEntry<T>(await this.cmd(() => this.redis.get(spec.key)), spec.shape);
-    // Another reader rebuilt between our look and the lock: nothing to load.
-    if (mode === 'fill' && current.kind !== 'miss') return current.kind === 'value' ? current.value : null;
+    // Another reader rebuilt between our look and the lock: nothing to load. If it stored the
+    // "not in DB" marker, this grant set the lock's fence counter to a day again: bound it to the
+    // marker's life, as the store that wrote the marker did (a stranger names these ids).
+    if (mode === 'fill' && current.kind !== 'miss') {
+      if (current.kind === 'value') return current.value;
+      await this.cmd(() => boundFenceCounter(this.redis, this.lockName(spec), jitteredMs(spec.nullTtlSeconds ?? env.CACHE_NULL_TTL_SECONDS, this.jitter)));
+      return null;
+    }
     if (mode === 'refresh' && current.kind === 'value' && !isStale(current)) return current.value;
     const value = await this.load(spec);
     // A lost lease means a newer holder may be writing: its data wins (the fence would refuse ours anyway).
