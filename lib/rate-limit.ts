@@ -27,7 +27,7 @@ const limits = {
   seckillUser: { points: env.SECKILL_USER_PER_SECOND, duration: 1, message: '操作太快了，请稍后再试' },
   /** Grabs of one user, any vouchers, of a voucher Redis does not know (each reads MySQL): a person meets a cold sale once; a script walking made-up ids meets this. */
   grabColdUser: { points: 20, duration: 10, message: '请求过于频繁，请稍后再试' },
-  /** Public shop reads per client: generous for people, a wall for scrapers walking random ids. */
+  /** Public reads per client (shops, notes, profiles, follow lists: each reads MySQL on a miss): generous for people, a wall for scrapers walking random ids. */
   shopReadIp: { points: 300, duration: 10, message: '请求过于频繁，请稍后再试' },
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
   /** Console writes (vouchers, shops, dead letters, redeem, refunds, roles) of one merchant or admin: far above what a person clicks. */
