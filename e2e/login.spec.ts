@@ -52,5 +52,5 @@ test("a password login leaves an httpOnly login-device cookie (the owner's way p
   await loginByPassword(page, '13800000001', 'merchant123');
   const device = (await context.cookies()).find((c) => c.name.endsWith('hmdp.device'));
   expect(device?.httpOnly).toBe(true);
-  expect(device?.value).toMatch(/^[\w-]{22}\.\d+\.[\w-]{43}$/);
+  expect(device?.value).toMatch(/^[\w-]{22}\.\d+\.p\.[\w-]{43}$/);
 });

@@ -135,7 +135,7 @@ describe('rate limits', () => {
     const login = await callRoute(loginRoute, { body: { phone, code: await freshCode(phone, '10.3.9.9') }, headers: { [PEER_HEADER]: '10.3.9.9' } });
     expect(login.status).toBe(200);
     const device = login.json.data.deviceToken as string;
-    expect(device).toMatch(/^[\w-]{22}\.\d+\.[\w-]{43}$/);
+    expect(device).toMatch(/^[\w-]{22}\.\d+\.s\.[\w-]{43}$/);
     expect(login.headers.get('set-cookie')).toMatch(/HttpOnly/);
     // A stranger's address: 10 codes a day for this phone, then 429 for that address only.
     for (let i = 0; i < 10; i++) expect((await send('10.3.0.1')).status).toBe(200);
