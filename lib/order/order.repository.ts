@@ -110,7 +110,10 @@ export interface DeadLetterInput {
 
 /**
  * Records a dead letter once per order: a worker that dies between this insert and its ack sees
- * the message again, and must not file it twice.
+ * the message again, and must not file it twice. Nor after an admin discarded it: a copy of the
+ * order still in flight (a redelivery, a sweeper republish) that fails after the discard would
+ * file a new `dead` row behind the `discarded` one, and the sweeper, reading the latest row, would
+ * then keep the unit the discard gave back for good. After a replay a new failure is filed again.
  */
 export async function insertDeadLetterOnce(db: Executor, d: DeadLetterInput): Promise<void> {
   const values = { order_id: d.orderId, voucher_id: d.voucherId, user_id: d.userId, payload: d.payload, reason: d.reason.slice(0, 512), attempts: d.attempts };
@@ -122,6 +125,6 @@ export async function insertDeadLetterOnce(db: Executor, d: DeadLetterInput): Pr
     INSERT INTO tb_order_dead_letter (order_id, voucher_id, user_id, payload, reason, attempts)
     SELECT ${values.order_id}, ${values.voucher_id}, ${values.user_id}, ${values.payload}, ${values.reason}, ${values.attempts}
     FROM DUAL
-    WHERE NOT EXISTS (SELECT 1 FROM tb_order_dead_letter WHERE order_id = ${d.orderId} AND status = 'dead')
+    WHERE NOT EXISTS (SELECT 1 FROM tb_order_dead_letter WHERE order_id = ${d.orderId} AND status IN ('dead', 'discarded'))
   `.execute(db);
 }

@@ -29,6 +29,7 @@ export async function deadLetterStatuses(db: Executor, orderIds: string[]): Prom
     .where('order_id', 'in', orderIds)
     .orderBy('id')
     .execute();
-  for (const r of rows) if (r.order_id) out.set(r.order_id, { status: r.status, userId: r.user_id, voucherId: r.voucher_id });
+  // The latest row of each order, except that a discard is final (the worker's tombstone reads it so too).
+  for (const r of rows) if (r.order_id && out.get(r.order_id)?.status !== 'discarded') out.set(r.order_id, { status: r.status, userId: r.user_id, voucherId: r.voucher_id });
   return out;
 }
