@@ -195,6 +195,18 @@ export async function payOrder(db: DB, input: { userId: string; orderId: string;
   return answerSettlement(db, o, s);
 }
 
+/** Money for an order at the wrong amount: recorded (once per transaction) as refund_due with what was taken, then refunded. */
+async function recordWrongAmount(db: DB, provider: PaymentProvider, o: LifecycleOrder, n: { txnId: string; amount: number }): Promise<void> {
+  if (n.amount <= 0) return;
+  const refund = await db.transaction().execute(async (trx) => {
+    const paymentId = await insertPaymentOnce(trx, { orderId: o.id, userId: o.userId, provider: provider.name, txnId: n.txnId, idempotencyKey: null, amount: n.amount, status: 'refund_due' });
+    if (!paymentId) return null;
+    return insertRefundIntent(trx, { orderId: o.id, userId: o.userId, provider: provider.name, amount: n.amount, txnId: n.txnId, paymentId, closesOrder: false });
+  });
+  const intent = refund ? await findAttempt(db, refund) : undefined;
+  if (intent) await sendRefund(db, null, provider, intent);
+}
+
 export const notifySchema = z.object({
   orderId: idSchema,
   txnId: z.string().min(1).max(64).regex(/^[\w.:-]+$/),
@@ -216,8 +228,12 @@ export async function handlePaymentNotify(db: DB, rawBody: string, signature: st
   const o = await findLifecycleOrder(db, n.orderId);
   if (!o) throw notFound('订单');
   // The order's own price: what the buyer was asked to pay when the order was placed.
-  if (n.amount !== o.payValue) throw new AppError('VALIDATION', '支付金额与订单不符');
   const provider = paymentProvider();
+  if (n.amount !== o.payValue) {
+    // Signed: the provider did take this sum. It never pays the order, but the books keep it and send it back.
+    await recordWrongAmount(db, provider, o, n);
+    throw new AppError('VALIDATION', '支付金额与订单不符');
+  }
   const prior = await findPaymentByTxn(db, provider.name, n.txnId);
   if (prior) return answerRecorded(prior, o.status);
   // The charge this notify answers, if the pay route claimed one: it is settled with it.

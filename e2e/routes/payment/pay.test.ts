@@ -127,8 +127,10 @@ describe('the order keeps its price', () => {
     // The asynchronous provider's notify carries what it charged: the order's price.
     const other = await unpaidOrder(2700);
     await setVoucherPrice(db, other.voucherId, 2999);
+    // A notify at the new price does not pay the order (its money is recorded and sent back:
+    // e2e/hostile/notify-wrong-amount.test.ts); one at the order's price, its own transaction, does.
     expect((await notify({ orderId: other.orderId, txnId: `n-${other.orderId}`, amount: 2999 })).status).toBe(400);
-    const ok = await notify({ orderId: other.orderId, txnId: `n-${other.orderId}`, amount: 2700 });
+    const ok = await notify({ orderId: other.orderId, txnId: `n2-${other.orderId}`, amount: 2700 });
     expect(ok.status).toBe(200);
     expect((await orderRow(db, other.orderId)).status).toBe(2);
   });
