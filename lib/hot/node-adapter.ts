@@ -20,8 +20,9 @@ export function hasBody(req: IncomingMessage): boolean {
  * The body (null, without a promise, when none is declared), read up to one byte past the parser's
  * cap: a bigger body still reaches the handler as "too large" (the same 413 as through Next)
  * without this process buffering all of it. Its answer then says `Connection: close` and the
- * connection closes once it is sent: the rest of the body is never read, so no further request
- * could follow it on that connection.
+ * connection closes once it is sent. A request already pipelined behind it (node's parser may have
+ * framed it) is never run: the server runs a pipelined request only once its answer has the socket
+ * (lib/hot/server.ts), which after a closing answer never comes.
  *
  * A request that declares no body is marked as read (node's own `_consuming`, the flag `req.read()`
  * sets): once the response finishes, node "dumps" every request stream nobody read (resume, end,

@@ -21,6 +21,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { env } from '@/lib/env';
 import { connectionBucket, PEER_HEADER, type TrustedProxies } from '@/lib/http/client-ip';
 import { errorReply } from '@/lib/http/respond';
@@ -95,8 +96,10 @@ export function compileRoutes(routes: HotRoute[]): CompiledRoute[] {
 export function matchRoute(routes: CompiledRoute[], method: string | undefined, url: string) {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
+  // HEAD is a GET without the body (node drops it), as Next answers it for a GET route.
+  const as = method === 'HEAD' ? 'GET' : method;
   for (const r of routes) {
-    if (r.method !== method) continue;
+    if (r.method !== as) continue;
     const m = r.re.exec(path);
     if (!m) continue;
     const params: Record<string, string> = {};
@@ -235,6 +238,18 @@ export function createHotServer(o: HotServerOptions): http.Server {
   options.connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(shortest / 10)));
 
   const server = http.createServer(options, (req, res) => {
+    // Pipelined behind an answer still going out (node queues this response until that one is
+    // done): run only once it has the socket. An answer before it may close the connection (a
+    // refused body's 413 says Connection: close), and then this request must not run at all:
+    // its answer could never be sent (a grab done that nobody is told about).
+    if (res.socket === null) {
+      res.once('socket', () => serve(req, res));
+      return;
+    }
+    serve(req, res);
+  });
+
+  function serve(req: IncomingMessage, res: ServerResponse): void {
     delete req.headers[PEER_HEADER];
     req.headers[PEER_HEADER] = req.socket.remoteAddress ?? '';
     const hot = matchRoute(routes, req.method, req.url ?? '/');
@@ -246,10 +261,30 @@ export function createHotServer(o: HotServerOptions): http.Server {
       if (res.headersSent) res.destroy();
       else sendReply(res, errorReply(err));
     });
-  });
+  }
+  server.on('clientError', answerClientError);
   closeIdleSockets(server, o.keepAliveMs ?? 65_000);
   capConnectionsPerClient(server, o.maxConnectionsPerClient ?? env.WEB_MAX_CONNECTIONS_PER_CLIENT, o.trustedProxies);
   return server;
+}
+
+/** node's own answers to a request it could not take (its parser's 400/431/413, a deadline's 408), with the API's security headers. */
+function clientErrorAnswer(status: string): string {
+  const headers = Object.entries(apiSecurityHeaders({ https: false })).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  return `HTTP/1.1 ${status}\r\n${headers}Content-Length: 0\r\nConnection: close\r\n\r\n`;
+}
+const CLIENT_ERROR_ANSWERS: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: clientErrorAnswer('431 Request Header Fields Too Large'),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: clientErrorAnswer('413 Payload Too Large'),
+  ERR_HTTP_REQUEST_TIMEOUT: clientErrorAnswer('408 Request Timeout'),
+};
+const BAD_REQUEST_ANSWER = clientErrorAnswer('400 Bad Request');
+
+/** As node's default 'clientError' handling (answer only if no answer started, then destroy), with the security headers. */
+function answerClientError(err: NodeJS.ErrnoException, duplex: Duplex): void {
+  const socket = duplex as Duplex & { _httpMessage?: ServerResponse | null };
+  if (socket.writable && !socket._httpMessage?.headersSent) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST_ANSWER);
+  socket.destroy(err);
 }
 
 const writeHead = http.ServerResponse.prototype.writeHead;
