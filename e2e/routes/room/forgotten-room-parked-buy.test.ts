@@ -24,6 +24,7 @@ import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherI
 import { GET as challengeRoute } from '@/app/api/seckill/[voucherId]/room/challenge/route';
 import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
 import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { forgetSaleKeys } from '@/e2e/support/fixtures/reservation';
 import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { keys } from '@/lib/redis/keys';
@@ -49,16 +50,6 @@ const challengeFor = (u: TestUser, voucherId: string) => callRoute(challengeRout
 const pass = (u: TestUser, voucherId: string, body: unknown) => callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
 const solve = async (u: TestUser, voucherId: string) => solvedPayload((await challengeFor(u, voucherId)).json);
 
-async function saleKeys(voucherId: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `seckill:{${voucherId}}:*`, 'COUNT', 1000);
-    cursor = next;
-    found.push(...batch);
-  } while (cursor !== '0');
-  return found;
-}
 
 describe('an old parked buy after Redis forgot the room', () => {
   it('does not buy at a place the new room no longer gives the visitor', async () => {
@@ -75,7 +66,7 @@ describe('an old parked buy after Redis forgot the room', () => {
     const parked = buyLook(x, voucherId, 15_000);
     await new Promise((r) => setTimeout(r, 250));
     // Redis forgets the sale; twelve others re-join, then X (with the gate's solution, no wait).
-    await redis.del(...(await saleKeys(voucherId)));
+    await forgetSaleKeys(redis, voucherId);
     const rejoined = await Promise.all(others.map((u) => join(u, voucherId)));
     const xAgain = await join(x, voucherId, { altcha: xSolution });
     const heard = await parked;

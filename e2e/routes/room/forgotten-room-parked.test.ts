@@ -23,6 +23,7 @@ import { callRoute } from '@/e2e/support/helpers';
 import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
 import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
 import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { forgetSaleKeys } from '@/e2e/support/fixtures/reservation';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 
@@ -40,16 +41,6 @@ const look = (u: TestUser, voucherId: string) => callRoute(lookRoute, { method: 
 const waitLook = (u: TestUser, voucherId: string, wait: number) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait) } });
 const pass = (u: TestUser, voucherId: string, body: unknown) => callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
 
-async function saleKeys(voucherId: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `seckill:{${voucherId}}:*`, 'COUNT', 1000);
-    cursor = next;
-    found.push(...batch);
-  } while (cursor !== '0');
-  return found;
-}
 
 describe('a parked look when Redis forgot the room (ROOM_HOLD_MS=0)', () => {
   it('is never answered admitted at a place the new room does not hold for the visitor', async () => {
@@ -68,8 +59,7 @@ describe('a parked look when Redis forgot the room (ROOM_HOLD_MS=0)', () => {
       const parked = waitLook(x, voucherId, 8000);
       await new Promise((r) => setTimeout(r, 250));
       // Redis forgets the sale (a restart without persistence), and twelve others re-join at once.
-      const ks = await saleKeys(voucherId);
-      await redis.del(...ks);
+      await forgetSaleKeys(redis, voucherId);
       await Promise.all(others.map((u) => join(u, voucherId)));
       const heard = await parked;
       // What Redis says about X now: no place at all.
