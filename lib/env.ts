@@ -302,6 +302,8 @@ const schema = z.object({
   // ── 点评 (notes, feed) ──
   /** 点评: where uploaded note images are stored (created on demand; gitignored default); every web instance must see the same directory. */
   UPLOAD_DIR: z.string().min(1).default('data/uploads'),
+  /** 点评: images one user may have stored at once (on notes or waiting for one); past it an upload is refused (409). 0 = no cap. */
+  UPLOAD_MAX_PER_USER: int(1000),
   /** 点评: each follower's feed inbox keeps only its newest this many notes. */
   FEED_INBOX_MAX: z.coerce.number().int().positive().default(1000),
   /** 点评: followers read from MySQL and pushed to Redis per step of the fan-out. */

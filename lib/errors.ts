@@ -44,6 +44,8 @@ export const errorStatus = {
   WAITLIST_UNSUPPORTED: 409,
   /** A claim without an open offer of a returned unit. */
   NO_OFFER: 409,
+  /** An upload past the user's quota of stored images (UPLOAD_MAX_PER_USER). */
+  UPLOAD_QUOTA: 409,
   OFFER_EXPIRED: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,

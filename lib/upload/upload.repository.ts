@@ -6,6 +6,12 @@ export async function recordUpload(db: Executor, name: string, userId: string): 
   await db.insertInto('tb_upload').values({ name, user_id: userId }).execute();
 }
 
+/** How many images this user has stored (on notes or not yet claimed). */
+export async function countUploadsOfUser(db: Executor, userId: string): Promise<number> {
+  const r = await db.selectFrom('tb_upload').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 /**
  * Gives these uploads to the note: only the uploader's own, only those no note holds yet. Returns
  * how many it took; the caller refuses the note (and rolls back) unless it took them all.

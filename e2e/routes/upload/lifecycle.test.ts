@@ -101,3 +101,21 @@ describe('upload lifecycle', () => {
     }
   });
 });
+
+describe('upload quota', () => {
+  it('a user holding UPLOAD_MAX_PER_USER images is refused another (409) until one goes; others upload as usual', async () => {
+    // Found by a review helper: the hourly limit alone let one account keep ~160 MB an hour for
+    // good (images on notes are never swept). The quota counts rows; these stand for stored images.
+    const { env } = await import('@/lib/env');
+    const hoarder = await loginNewUser();
+    const rows = Array.from({ length: env.UPLOAD_MAX_PER_USER - 1 }, (_, i) => ({ name: `quota-${hoarder.userId}-${i}.webp`, user_id: hoarder.userId }));
+    for (let i = 0; i < rows.length; i += 500) await db.insertInto('tb_upload').values(rows.slice(i, i + 500)).execute();
+    const last = await uploadPicture(hoarder.token); // the 1000th
+    await expect(uploadPicture(hoarder.token)).rejects.toThrow(/409.*UPLOAD_QUOTA/);
+    expect(await uploadPicture(other.token)).toMatch(/\.webp$/);
+    // A note's deletion or the sweep frees room: one row fewer, one upload more.
+    await db.deleteFrom('tb_upload').where('name', '=', last).execute();
+    expect(await uploadPicture(hoarder.token)).toMatch(/\.webp$/);
+    await db.deleteFrom('tb_upload').where('user_id', '=', hoarder.userId).execute();
+  });
+});
