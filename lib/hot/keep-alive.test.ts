@@ -18,12 +18,19 @@ afterAll(async () => {
 });
 
 const echo = route({ auth: 'none' }, async ({ req }) => ({ method: req.method, body: req.method === 'POST' ? await req.text() : null }));
+/** A route that knows its answer while `soldOut` is set (as the room's 已抢光), else echoes the body. */
+const sale = { soldOut: false, handled: 0 };
+const knowing = route({ auth: 'none', known: () => (sale.soldOut ? 'sold out' : undefined) }, async ({ req }) => {
+  sale.handled++;
+  return { body: await req.text() };
+});
 
 async function start(keepAliveMs: number, slowMs = 0): Promise<number> {
   const server = createHotServer({
     routes: [
       { name: 'echo', method: 'POST', path: '/api/echo', handler: echo },
       { name: 'echo-get', method: 'GET', path: '/api/echo', handler: echo },
+      { name: 'knowing', method: 'POST', path: '/api/knowing', handler: knowing },
     ],
     maxInFlight: 100,
     keepAliveMs,
@@ -105,6 +112,36 @@ describe('hot server connections', () => {
     }
     expect(c.isClosed).toBe(false);
     c.socket.destroy();
+  });
+
+  it('a known answer to a POST is given without its body; the connection goes on, or closes if the body is not all there', async () => {
+    const port = await start(5000);
+    const post = (body: string, length = Buffer.byteLength(body)) => `POST /api/knowing HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n${body}`;
+    const c = connect(port);
+    // Known: bodies never read (the handler never runs), and the requests behind them on the same
+    // connection, pipelined with them, are all answered in order.
+    sale.soldOut = true;
+    c.send(post('{"buy":true}') + req('POST', 'after-1') + post('x'.repeat(5000)) + req('GET'));
+    expect(await c.response()).toEqual({ status: 200, body: JSON.stringify({ data: 'sold out' }) });
+    expect(JSON.parse((await c.response()).body)).toEqual({ data: { method: 'POST', body: 'after-1' } });
+    expect(await c.response()).toEqual({ status: 200, body: JSON.stringify({ data: 'sold out' }) });
+    expect(JSON.parse((await c.response()).body)).toEqual({ data: { method: 'GET', body: null } });
+    expect(sale.handled).toBe(0);
+    // Not known: the body is read and handled as before.
+    sale.soldOut = false;
+    c.send(post('{"n":1}'));
+    expect(JSON.parse((await c.response()).body)).toEqual({ data: { body: '{"n":1}' } });
+    expect(sale.handled).toBe(1);
+    expect(c.isClosed).toBe(false);
+    c.socket.destroy();
+    // A body announced but not all sent: answered at once, and the connection closes (it could not
+    // carry another request behind a body that may never come).
+    sale.soldOut = true;
+    const slow = connect(port);
+    slow.send(post('{"bu', 100));
+    expect((await slow.response()).status).toBe(200);
+    await slow.closed();
+    sale.soldOut = false;
   });
 
   it('an idle keep-alive connection is closed between the idle time and two sweeps later; a busy one is not', async () => {

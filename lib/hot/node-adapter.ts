@@ -258,6 +258,9 @@ function flushReplies(): void {
  */
 export function sendReply(res: ServerResponse, reply: Reply): void {
   if (res.destroyed || res.headersSent) return;
+  // A body the answer did not need (a known answer, lib/hot/server.ts) and that has not all arrived:
+  // the connection cannot serve another request behind it, so it closes once answered.
+  if (!res.req.complete && hasBody(res.req)) closeAfterAnswer(res);
   try {
     writeReply(res, reply);
   } catch {

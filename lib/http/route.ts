@@ -65,7 +65,11 @@ export interface Admission {
 export class Refusal {
   constructor(readonly reply: Reply) {}
 }
-export type RouteHandler<P> = ((req: Request, ctx: { params: Promise<P> }) => Promise<Response>) & { core: RouteCore<P> };
+export type RouteHandler<P> = ((req: Request, ctx: { params: Promise<P> }) => Promise<Response>) & {
+  core: RouteCore<P>;
+  /** The route's `known` (RouteOptions): a door may ask it before reading a request's body, which such an answer never needs. */
+  known?: (params: P) => unknown;
+};
 
 export interface RouteOptions<A extends AuthLevel, P> {
   auth: A;
@@ -120,7 +124,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     const out = await core(req, ((await ctx?.params) ?? {}) as P);
     return out instanceof Response ? out : toResponse(out);
   };
-  return Object.assign(nextHandler, { core });
+  return Object.assign(nextHandler, { core, known: opts.known });
 }
 
 /** A handler's result as the answer: `{ data }`, its own Response, or a returned AppError's error answer. */
