@@ -9,7 +9,8 @@
  * order's 1 → 2 conditional write, the payment row (unique per provider transaction) and the
  * attempt marked settled. Money that arrives for an order that is no longer unpaid — cancelled by
  * the buyer or the timeout, or paid by another transaction — is recorded as refund_due with a
- * refund intent in that same transaction, then refunded; the order is never revived. A charge whose
+ * refund intent in that same transaction, then refunded; the order is never revived. So is money a
+ * signed notify reports at the wrong amount, or for an order that does not exist. A charge whose
  * outcome is lost (the provider or the database failed after it) stays owed on its attempt row
  * until the reconciler (lib/payment/reconcile.ts) settles it.
  */
@@ -195,8 +196,15 @@ export async function payOrder(db: DB, input: { userId: string; orderId: string;
   return answerSettlement(db, o, s);
 }
 
-/** Money for an order at the wrong amount: recorded (once per transaction) as refund_due with what was taken, then refunded. */
-async function recordWrongAmount(db: DB, provider: PaymentProvider, o: LifecycleOrder, n: { txnId: string; amount: number }): Promise<void> {
+/** tb_payment.user_id of money whose buyer is unknown (a notify for an order that does not exist): no user has id 0. */
+export const NO_BUYER = '0';
+
+/**
+ * Signed money that pays nothing (an order at the wrong amount, an order that does not exist):
+ * recorded once per transaction as refund_due with what was taken, with its refund intent, then
+ * refunded. A refund the provider refuses stays owed, for the reconciler and the console.
+ */
+async function recordRefundDue(db: DB, provider: PaymentProvider, o: { id: string; userId: string }, n: { txnId: string; amount: number }): Promise<void> {
   if (n.amount <= 0) return;
   const refund = await db.transaction().execute(async (trx) => {
     const paymentId = await insertPaymentOnce(trx, { orderId: o.id, userId: o.userId, provider: provider.name, txnId: n.txnId, idempotencyKey: null, amount: n.amount, status: 'refund_due' });
@@ -226,12 +234,17 @@ export async function handlePaymentNotify(db: DB, rawBody: string, signature: st
   if (!parsed.success) throw new AppError('VALIDATION', '支付通知格式错误');
   const n = parsed.data;
   const o = await findLifecycleOrder(db, n.orderId);
-  if (!o) throw notFound('订单');
-  // The order's own price: what the buyer was asked to pay when the order was placed.
   const provider = paymentProvider();
+  if (!o) {
+    // Signed: the provider did take this sum, for an order we have no record of. Nothing is paid,
+    // but the books keep it (under the id the provider named, no buyer) and send it back.
+    await recordRefundDue(db, provider, { id: n.orderId, userId: NO_BUYER }, n);
+    throw notFound('订单');
+  }
+  // The order's own price: what the buyer was asked to pay when the order was placed.
   if (n.amount !== o.payValue) {
     // Signed: the provider did take this sum. It never pays the order, but the books keep it and send it back.
-    await recordWrongAmount(db, provider, o, n);
+    await recordRefundDue(db, provider, o, n);
     throw new AppError('VALIDATION', '支付金额与订单不符');
   }
   const prior = await findPaymentByTxn(db, provider.name, n.txnId);
