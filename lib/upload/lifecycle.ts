@@ -6,20 +6,50 @@
  * take a row in the state they expect, so a note published while the sweep runs either gets its
  * picture or is refused: it never points at a removed file.
  */
-import type { DB, Executor } from '@/lib/db/client';
+import type { DB } from '@/lib/db/client';
+import { retryDeadlock } from '@/lib/db/retry-deadlock';
+import { env } from '@/lib/env';
+import { AppError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { removeImage, storeImage } from '@/lib/upload/image';
-import { findUploads, forgetNoteUpload, forgetStaleUpload, listOrphanedUploads, listStaleUploads, recordUpload } from '@/lib/upload/upload.repository';
+import {
+  countUploadsOfUser,
+  findUploads,
+  forgetNoteUpload,
+  forgetStaleUpload,
+  listOrphanedUploads,
+  listStaleUploads,
+  lockUploader,
+  recordUpload,
+} from '@/lib/upload/upload.repository';
 
 /** An upload no note claimed within this long is deleted. */
 export const UNATTACHED_TTL_MS = 24 * 3600 * 1000;
 const SWEEP_BATCH = 500;
 
-/** Stores the image and records who uploaded it; the file goes again when the record fails. */
-export async function acceptUpload(db: Executor, userId: string, bytes: Buffer) {
+/** The refusal of an upload past UPLOAD_MAX_PER_USER (409). */
+export const uploadQuotaError = () => new AppError('UPLOAD_QUOTA', `最多保存 ${env.UPLOAD_MAX_PER_USER} 张图片，请先删除一些笔记`);
+
+/**
+ * Stores the image and records who uploaded it, within the user's quota of stored images
+ * (UPLOAD_MAX_PER_USER, 0 = none). The count and the insert run in one transaction under the
+ * uploader's tb_user row lock: uploads by one user in flight at once each see the others' rows, so
+ * the cap is exact, and another user's uploads never wait for that lock. The file goes again when
+ * the record fails or the quota refuses it.
+ */
+export async function acceptUpload(db: DB, userId: string, bytes: Buffer) {
   const stored = await storeImage(bytes);
+  const max = env.UPLOAD_MAX_PER_USER;
   try {
-    await recordUpload(db, stored.name, userId);
+    await retryDeadlock(() =>
+      db.transaction().execute(async (trx) => {
+        if (max > 0) {
+          await lockUploader(trx, userId);
+          if ((await countUploadsOfUser(trx, userId)) >= max) throw uploadQuotaError();
+        }
+        await recordUpload(trx, stored.name, userId);
+      }),
+    );
   } catch (err) {
     await removeImage(stored.name).catch(() => {});
     throw err;

@@ -6,6 +6,11 @@ export async function recordUpload(db: Executor, name: string, userId: string): 
   await db.insertInto('tb_upload').values({ name, user_id: userId }).execute();
 }
 
+/** Serialises one user's uploads (the quota's count and the insert), in the caller's transaction. */
+export async function lockUploader(trx: Executor, userId: string): Promise<void> {
+  await trx.selectFrom('tb_user').select('id').where('id', '=', userId).forUpdate().execute();
+}
+
 /** How many images this user has stored (on notes or not yet claimed). */
 export async function countUploadsOfUser(db: Executor, userId: string): Promise<number> {
   const r = await db.selectFrom('tb_upload').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();

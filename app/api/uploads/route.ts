@@ -4,7 +4,7 @@ import { AppError } from '@/lib/errors';
 import { consume } from '@/lib/rate-limit';
 import { db } from '@/lib/db/client';
 import { MAX_UPLOAD_BYTES } from '@/lib/upload/image';
-import { acceptUpload } from '@/lib/upload/lifecycle';
+import { acceptUpload, uploadQuotaError } from '@/lib/upload/lifecycle';
 import { countUploadsOfUser } from '@/lib/upload/upload.repository';
 import { env } from '@/lib/env';
 
@@ -22,10 +22,10 @@ export const POST = route({ auth: 'user' }, async ({ req, user }) => {
   if (Number(req.headers.get('content-length') ?? '0') > MAX_UPLOAD_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', '图片不能超过 5 MB');
   await consume('uploadUser', user.id);
   // A quota of stored images per user: the hourly limit alone let one account keep ~160 MB an hour
-  // for good (images on notes are never swept). Uploads in flight at once may pass it by a few.
-  if (env.UPLOAD_MAX_PER_USER > 0 && (await countUploadsOfUser(db, user.id)) >= env.UPLOAD_MAX_PER_USER) {
-    throw new AppError('UPLOAD_QUOTA', `最多保存 ${env.UPLOAD_MAX_PER_USER} 张图片，请先删除一些笔记`);
-  }
+  // for good (images on notes are never swept). This count is a cheap early refusal before the
+  // image is decoded; acceptUpload decides, under the user's row lock, so parallel uploads stop
+  // exactly at the cap.
+  if (env.UPLOAD_MAX_PER_USER > 0 && (await countUploadsOfUser(db, user.id)) >= env.UPLOAD_MAX_PER_USER) throw uploadQuotaError();
   const stored = await acceptUpload(db, user.id, await readCappedBytes(req, MAX_UPLOAD_BYTES));
   return { ...stored, url: `/api/uploads/${stored.name}` };
 });
