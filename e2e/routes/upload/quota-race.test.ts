@@ -24,7 +24,7 @@ import { endSocialSuite, makePicture } from '@/e2e/support/fixtures/blog';
 import { POST as uploadRoute } from '@/app/api/uploads/route';
 
 type Login = Awaited<ReturnType<typeof loginNewUser>>;
-let picture: Uint8Array;
+let picture: Uint8Array<ArrayBuffer>;
 
 beforeAll(async () => {
   expect(env.UPLOAD_MAX_PER_USER).toBe(CAP);
