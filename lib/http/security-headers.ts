@@ -66,7 +66,12 @@ export function apiSecurityHeaders(o: SecurityHeaderOptions): Readonly<Record<st
 
 /** HTTPS as seen by this server: the URL's scheme, or X-Forwarded-Proto (HSTS over plain HTTP is ignored by browsers, so a lie costs nothing). */
 export function isHttps(url: string, headers: Headers): boolean {
-  return url.startsWith('https:') || headers.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https';
+  return url.startsWith('https:') || forwardedHttps(headers.get('x-forwarded-proto'));
+}
+
+/** X-Forwarded-Proto says HTTPS (its first value, the client's side). */
+export function forwardedHttps(proto: string | string[] | null | undefined): boolean {
+  return (Array.isArray(proto) ? proto[0] : proto)?.split(',')[0]?.trim() === 'https';
 }
 
 /** Adds the API headers to a Response (its headers are mutable for Response.json and new Response). */
