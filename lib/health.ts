@@ -21,6 +21,18 @@ export interface Health {
   redisPersistence?: Persistence;
 }
 
+/**
+ * The report as a stranger sees it (GET /api/health without an admin's session): each dependency
+ * up or down and how long its check took, which is all a load balancer or `npm run up` reads. The
+ * rest tells an attacker how the stores are run: how much of the sale a Redis restart forgets
+ * (the persistence report and its warning), the eviction policy and memory use, and a failure's
+ * own message (it can name hosts). Those go to an admin only.
+ */
+export function publicHealth(h: Health): Health {
+  const only = (s: DependencyStatus): DependencyStatus => ({ ok: s.ok, ms: s.ms });
+  return { ok: h.ok, down: h.down, checks: { mysql: only(h.checks.mysql), redis: only(h.checks.redis), rabbitmq: only(h.checks.rabbitmq) } };
+}
+
 async function timed(fn: () => Promise<string | void>, timeoutMs = 2000): Promise<DependencyStatus> {
   const t = Date.now();
   let timer: NodeJS.Timeout | undefined;

@@ -1,4 +1,5 @@
-import { checkHealth, type Health } from '@/lib/health';
+import { checkHealth, publicHealth, type Health } from '@/lib/health';
+import { resolveCaller } from '@/lib/auth/resolve';
 import { isHttps, withApiSecurityHeaders } from '@/lib/http/security-headers';
 
 export const dynamic = 'force-dynamic';
@@ -24,10 +25,25 @@ function sharedCheck(): Promise<Health> {
   return lastCheck.health;
 }
 
+/**
+ * An admin's session (Bearer or cookie) sees the whole report; anyone else only what a load
+ * balancer needs (up or down, per dependency). A caller that cannot be resolved (Redis is down,
+ * the token is junk) is a stranger: health answers all the same.
+ */
+async function isAdmin(req: Request | undefined): Promise<boolean> {
+  if (!req) return false;
+  try {
+    return (await resolveCaller(req.headers))?.user.role === 'admin';
+  } catch {
+    return false;
+  }
+}
+
 /** Not a route() handler (its 503 carries the health report too), so the API's security headers go on here. */
 export async function GET(req?: Request): Promise<Response> {
   const https = req ? isHttps(req.url, req.headers) : false;
-  const health = await sharedCheck();
+  const [full, admin] = await Promise.all([sharedCheck(), isAdmin(req)]);
+  const health = admin ? full : publicHealth(full);
   if (health.ok) return withApiSecurityHeaders(Response.json({ data: health }), https);
   return withApiSecurityHeaders(
     Response.json({ error: { code: 'SERVICE_UNAVAILABLE', message: `依赖不可用: ${health.down.join(', ')}` }, data: health }, { status: 503 }),

@@ -2,8 +2,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { closeDb, createDb, db } from '@/lib/db/client';
 import { closeRedis, createRedis, redis } from '@/lib/redis/client';
 import { closeMq, connectMq, getConnection } from '@/lib/mq/connection';
-import { checkHealth } from '@/lib/health';
+import { checkHealth, publicHealth } from '@/lib/health';
 import { GET } from '@/app/api/health/route';
+import { createConsoleFixture } from '@/e2e/support/fixtures/admin';
 
 afterAll(async () => {
   await closeMq();
@@ -37,6 +38,31 @@ describe('GET /api/health', () => {
       deadRedis.disconnect();
       await deadDb.destroy();
     }
+  });
+});
+
+describe('what a stranger sees', () => {
+  const get = (headers: Record<string, string> = {}) => GET(new Request('http://127.0.0.1/api/health', { headers })).then(async (r) => ({ status: r.status, body: await r.json() }));
+
+  it('up or down and timings only: no persistence report, warnings or errors; an admin gets the whole report', async () => {
+    const { admin, consumer } = await createConsoleFixture(db, redis);
+    const callers: Record<string, string>[] = [{}, { authorization: `Bearer ${consumer.token}` }, { authorization: 'Bearer not-a-session' }];
+    for (const headers of callers) {
+      const { status, body } = await get(headers);
+      expect(status).toBe(200);
+      expect(Object.keys(body.data).sort()).toEqual(['checks', 'down', 'ok']);
+      for (const name of ['mysql', 'redis', 'rabbitmq']) expect(Object.keys(body.data.checks[name]).sort()).toEqual(['ms', 'ok']);
+      expect(body.data.ok).toBe(true);
+    }
+    const { body } = await get({ authorization: `Bearer ${admin.token}` });
+    expect(body.data.ok).toBe(true);
+    expect(body.data.redisPersistence.nodes.length).toBeGreaterThan(0);
+    expect(typeof body.data.redisPersistence.nodes[0].aof).toBe('boolean');
+  });
+
+  it('a 503 still names the dependency that is down, without its error', () => {
+    const full = { ok: false, down: ['redis'], checks: { mysql: { ok: true, ms: 1 }, redis: { ok: false, ms: 2000, error: 'connect ECONNREFUSED 10.0.0.7:6379' }, rabbitmq: { ok: true, ms: 3, warning: 'x' } } };
+    expect(publicHealth(full)).toEqual({ ok: false, down: ['redis'], checks: { mysql: { ok: true, ms: 1 }, redis: { ok: false, ms: 2000 }, rabbitmq: { ok: true, ms: 3 } } });
   });
 });
 
