@@ -253,9 +253,13 @@ const schema = z.object({
   ORDER_RETRY_BASE_MS: int(1000),
   /** How often the sweeper looks at the pending outbox. */
   OUTBOX_SWEEP_INTERVAL_MS: int(5000),
-  /** A pending order older than this is published again. */
+  /** A pending order older than this is published again. Must be above PUBLISH_CONFIRM_TIMEOUT_MS (see there). */
   OUTBOX_STALE_MS: int(10000),
-  /** How long an accepted grab waits for its order message's broker confirm before it gives the unit back and answers 503. */
+  /**
+   * How long an accepted grab waits for its order message's broker confirm before it gives the unit back and answers 503.
+   * Must be below OUTBOX_STALE_MS (a process refuses to start otherwise), and well below: a message that never left the
+   * process is given back by removing its outbox entry, which is only safe while the sweeper has not republished it as stale.
+   */
   PUBLISH_CONFIRM_TIMEOUT_MS: z.coerce.number().int().positive().default(2000),
   /** Unpaid orders are cancelled (and their unit returned) this long after they were accepted. */
   ORDER_PAY_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(900),
@@ -339,6 +343,15 @@ export function crossFieldProblems(e: Env): string[] {
     else if (servers.some((x) => !/^[^:/\s]+:\d{1,5}$/.test(x))) problems.push(`ZOOKEEPER_CONNECT: expected host:port[,host:port…], got "${e.ZOOKEEPER_CONNECT}"`);
     if (e.ZOOKEEPER_SESSION_TIMEOUT_MS < 200) problems.push('ZOOKEEPER_SESSION_TIMEOUT_MS: at least 200 (ZooKeeper grants no shorter session)');
   }
+  // A grab whose message never left this process gives its unit back by removing the outbox entry
+  // (lib/seckill/grab.ts giveBackUnconfirmed), which it does once the confirm wait has run out. Only
+  // the sweeper's not having republished the entry yet (it does past OUTBOX_STALE_MS) makes that
+  // safe: a republished order the worker writes, with its unit given back, is a unit sold twice.
+  if (e.PUBLISH_CONFIRM_TIMEOUT_MS >= e.OUTBOX_STALE_MS)
+    problems.push(
+      `PUBLISH_CONFIRM_TIMEOUT_MS (${e.PUBLISH_CONFIRM_TIMEOUT_MS}) must be below OUTBOX_STALE_MS (${e.OUTBOX_STALE_MS}): ` +
+        'a grab gives back an unsent order only before the sweeper republishes it as stale',
+    );
   return problems;
 }
 
