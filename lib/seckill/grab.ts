@@ -91,7 +91,7 @@ export function rememberedRefusal(redis: RedisClient, voucherId: string): AppErr
   const known = refusalMemoryOf(redis)?.lookup(voucherId);
   if (!known) return null;
   countRefusalFromMemory(known);
-  countSaleGrab(voucherId, 'refused');
+  countSaleGrab(voucherId, 'refused', known === 'ENDED');
   return rememberedAnswer[known];
 }
 
@@ -157,7 +157,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
     [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag }).catch(unanswered);
   }
   // Per-sale counts (lib/seckill/sale-metrics.ts): only for a voucher the script knows.
-  if (code !== GrabCode.UNKNOWN) countSaleGrab(input.voucherId, code === GrabCode.ACCEPTED && payload ? 'accepted' : 'refused');
+  if (code !== GrabCode.UNKNOWN) countSaleGrab(input.voucherId, code === GrabCode.ACCEPTED && payload ? 'accepted' : 'refused', code === GrabCode.ENDED);
   if (code !== GrabCode.ACCEPTED || !payload) {
     giveBack();
     // This user's earlier grab, in this process, holds the unit but is still waiting for its

@@ -5,6 +5,10 @@
  * - grabs accepted / refused, counted in each web process in plain numbers (a Map lookup per grab;
  *   the cluster primary sums the processes like lib/hot/metrics.ts's own counters). Only sales the
  *   grab script answered for are counted (never an unknown voucher id), at most MAX_SALES of them.
+ *   A new sale that finds them all taken frees the slots of sales that are over: refused as ENDED,
+ *   or not grabbed for IDLE_MS (their series leave /metrics; a counter that comes back restarts at 0,
+ *   which rate() reads as a reset). Without it the first MAX_SALES sales a process saw kept their
+ *   slots for good, and a process running for weeks counted no new sale again.
  * - reserved, waiting, offers open and offers offered / claimed / expired, read from Redis when
  *   scraped, for the sales the outbox sweeper knows (`seckill:active`): the same in every process,
  *   so the cluster keeps the first process's value instead of a sum.
@@ -18,28 +22,58 @@ import { keys } from '@/lib/redis/keys';
 import { redis as defaultRedis } from '@/lib/redis/client';
 import { waitlistNumbers, type WaitlistNumbers } from '@/lib/seckill/waitlist/numbers';
 
-const MAX_SALES = 1000;
+export const MAX_SALES = 1000;
+/** A sale not grabbed for this long gives its slot to a new one (only when every slot is taken). */
+export const IDLE_MS = 60 * 60_000;
+/** After a look found no slot to free, none again for this long: a table full of live sales costs a new sale's grabs no scan each. */
+const FREE_EVERY_MS = 1000;
 /** Most sales one scrape reads from Redis. */
 const MAX_SCRAPED = 200;
 
 export type GrabOutcome = 'accepted' | 'refused';
+interface SaleCount {
+  accepted: number;
+  refused: number;
+  /** Last grab counted (ms). */
+  at: number;
+  /** Its last answer was ENDED: the sale is over. */
+  ended: boolean;
+}
 // On globalThis: the hot server (tsx) and Next's bundle each load their own copy of this module in
 // the one web process, and the console (Next) must read the counts the grab route (hot) made.
-const g = globalThis as unknown as { __hmdpSaleGrabs?: Map<string, { accepted: number; refused: number }> };
+const g = globalThis as unknown as { __hmdpSaleGrabs?: Map<string, SaleCount>; __hmdpSaleGrabsFullAt?: number };
 const grabs = (g.__hmdpSaleGrabs ??= new Map());
 
-export function countSaleGrab(voucherId: string, outcome: GrabOutcome): void {
+/** `ended`: the answer was ENDED (the sale is over: its slot may go to a new sale). */
+export function countSaleGrab(voucherId: string, outcome: GrabOutcome, ended = false, now = Date.now()): void {
   let c = grabs.get(voucherId);
   if (!c) {
-    if (grabs.size >= MAX_SALES) return;
-    grabs.set(voucherId, (c = { accepted: 0, refused: 0 }));
+    if (grabs.size >= MAX_SALES && freeSlots(now) === 0) return;
+    grabs.set(voucherId, (c = { accepted: 0, refused: 0, at: now, ended: false }));
   }
   c[outcome]++;
+  c.at = now;
+  c.ended = ended; // the last answer decides: a sale whose end was moved later answers again
+}
+
+/** Forgets the sales that are over (ended, or idle for IDLE_MS); a sale grabbed in the last IDLE_MS and not ended is never dropped. */
+function freeSlots(now: number): number {
+  if (now - (g.__hmdpSaleGrabsFullAt ?? -Infinity) < FREE_EVERY_MS) return 0;
+  let freed = 0;
+  for (const [voucher, c] of grabs) {
+    if (c.ended || now - c.at >= IDLE_MS) {
+      grabs.delete(voucher);
+      freed++;
+    }
+  }
+  if (freed === 0) g.__hmdpSaleGrabsFullAt = now;
+  return freed;
 }
 
 /** This process's counts of one sale. */
 export function localSaleGrabs(voucherId: string): { accepted: number; refused: number } {
-  return { ...(grabs.get(voucherId) ?? { accepted: 0, refused: 0 }) };
+  const c = grabs.get(voucherId);
+  return { accepted: c?.accepted ?? 0, refused: c?.refused ?? 0 };
 }
 
 const GRABS = 'hmdp_sale_grabs_total';
@@ -59,7 +93,10 @@ const grabsMetric = {
       { labels: { voucher, outcome: 'refused' }, value: c.refused },
     ]),
   }),
-  reset: () => grabs.clear(),
+  reset: () => {
+    grabs.clear();
+    g.__hmdpSaleGrabsFullAt = undefined;
+  },
 };
 
 export interface SaleNumbers extends WaitlistNumbers {

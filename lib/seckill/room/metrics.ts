@@ -3,11 +3,16 @@
  * sums the counters over the processes): tickets issued, the room's size and its serving counter
  * per sale (rate(hmdp_room_served[1m]) is admitted/s), grab tokens issued, and the bot gate's
  * challenges solved and failed, and the looks parked in this process. The per-sale gauges are what Redis said at this process's last
- * look, so the processes agree and the primary keeps the largest; at most MAX_SALES sales.
+ * look, so the processes agree and the primary keeps the largest; at most MAX_SALES sales. A new sale
+ * that finds them all taken frees the slots of sales that are over (past their end, or not looked
+ * at for IDLE_MS) and removes their series; without that the first MAX_SALES room sales a process
+ * saw kept their slots for good and no later room showed up in /metrics.
  */
 import { Counter, Gauge, register } from 'prom-client';
 
-const MAX_SALES = 100;
+export const MAX_SALES = 100;
+/** A room sale not looked at for this long gives its slot to a new one (only when every slot is taken). */
+export const IDLE_MS = 60 * 60_000;
 
 function counter<L extends string>(name: string, help: string, labelNames: L[] = []): Counter<L> {
   return (register.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames, registers: [register] });
@@ -27,7 +32,22 @@ const parked =
   (register.getSingleMetric('hmdp_room_parked_looks') as Gauge | undefined) ??
   new Gauge({ name: 'hmdp_room_parked_looks', help: 'Waiting looks held in the web processes until their moment (long polls, docs/fair-sale.md#waiting-without-polling)', aggregator: 'sum', registers: [register] });
 
-const sales = new Set<string>();
+/** voucher → when this process last looked at its room, and the sale's end (ms). */
+const sales = new Map<string, { at: number; end: number }>();
+
+/** Removes the series of sales that are over (ended, or not looked at for IDLE_MS); a live sale looked at lately is never dropped. */
+function freeSlots(now: number): number {
+  let freed = 0;
+  for (const [voucher, s] of sales) {
+    if ((s.end > 0 && s.end <= now) || now - s.at >= IDLE_MS) {
+      sales.delete(voucher);
+      inRoom.remove({ voucher });
+      served.remove({ voucher });
+      freed++;
+    }
+  }
+  return freed;
+}
 
 export const roomMetrics = {
   joined: () => joinedTotal.inc(),
@@ -35,10 +55,15 @@ export const roomMetrics = {
   autoOpened: () => autoOpenedTotal.inc(),
   challenge: (ok: boolean) => challengesTotal.inc({ outcome: ok ? 'solved' : 'failed' }),
   parkedLooks: (n: number) => parked.set(n),
-  observe(voucherId: string, issued: number, admitted: number): void {
-    if (!sales.has(voucherId)) {
-      if (sales.size >= MAX_SALES) return;
-      sales.add(voucherId);
+  /** `end`: the sale's end (ms; 0 when unknown). A look is never on the grab's hot path: a scan of MAX_SALES when full costs nothing that counts. */
+  observe(voucherId: string, issued: number, admitted: number, end = 0, now = Date.now()): void {
+    const s = sales.get(voucherId);
+    if (s) {
+      s.at = now;
+      s.end = end;
+    } else {
+      if (sales.size >= MAX_SALES && freeSlots(now) === 0) return;
+      sales.set(voucherId, { at: now, end });
     }
     inRoom.set({ voucher: voucherId }, Math.max(0, issued - admitted));
     served.set({ voucher: voucherId }, admitted);

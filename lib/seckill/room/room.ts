@@ -134,7 +134,7 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
       throw new AppError('SERVICE_UNAVAILABLE', '正在开场排序，请稍后再试', { retryAfter: 1 });
   }
   const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now(), held = 0] = r;
-  roomMetrics.observe(voucherId, issued, served);
+  roomMetrics.observe(voucherId, issued, served, end);
   if (join && pos === issued && issued > 0) roomMetrics.joined();
   const snap = { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate, allHeld: held === 1 };
   lastSnapshots.set(voucherId, snap, end);
