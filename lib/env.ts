@@ -140,6 +140,11 @@ const schema = z.object({
   /** The Redis session's lifetime, slid by every request that carries a valid session (public routes included). */
   SESSION_TTL_SECONDS: int(30 * 60),
   /**
+   * Live sessions one user holds at most: a login beyond it revokes the user's oldest (by the time
+   * in their token), so the newest stay. Each session is a Redis key a client can make by logging in.
+   */
+  SESSION_MAX_PER_USER: z.coerce.number().int().positive().default(20),
+  /**
    * How long a process trusts a session it read (token → user) without asking Redis; revocations
    * reach it by pub/sub sooner. 0 = off. Default 1 s (measured: a sold-out storm costs 32 instead
    * of 38 µs of web CPU per request, docs/hot-server.md#session-cache). The test suites set 0 (e2e/support/setup-env.ts): their

@@ -51,7 +51,8 @@ export async function createSession(redis: RedisClient, user: SessionUser): Prom
   // revocable; a crash between the two leaves only a dead token in the index, which pruning drops.
   await redis.multi().sadd(keys.userSessions(user.id), token).expire(keys.userSessions(user.id), INDEX_TTL_SECONDS).exec();
   await redis.multi().hset(keys.session(token), { id: user.id, nickName: user.nickName, icon: user.icon, role: user.role }).expire(keys.session(token), ttl).exec();
-  await pruneSessionIndex(redis, user.id).catch(() => 0); // bookkeeping: a failure only leaves dead tokens for next time
+  // Bookkeeping and the cap: a failure only leaves dead tokens (or one session too many) for the next login.
+  await pruneSessionIndex(redis, user.id).catch(() => 0);
   return token;
 }
 
@@ -59,19 +60,42 @@ export async function createSession(redis: RedisClient, user: SessionUser): Prom
 const INDEX_TTL_SECONDS = 7 * 24 * 3600;
 
 /**
- * Drops tokens whose session expired from the user's index, so it does not grow with every login.
- * Runs at login (rare, off every hot path); one EXISTS per token, each its own slot. A token made
- * in the last minute (by its own time, either side of this clock) is kept even without a session:
- * another login of the same user may be between its two writes (index, then session), and dropping
- * its token then left a live session that no revocation (a role change, log out everywhere) could
- * find. Tokens from before they carried a time read as a random time, almost never this minute.
+ * Drops tokens whose session expired from the user's index, so it does not grow with every login,
+ * and revokes the oldest live sessions past `max` (SESSION_MAX_PER_USER), so a user holds at most
+ * that many. Runs at login (rare, off every hot path); one EXISTS per token, each its own slot.
+ *
+ * A token made in the last minute (by its own time, either side of this clock) is kept even without
+ * a session: another login of the same user may be between its two writes (index, then session),
+ * and dropping its token then left a live session that no revocation (a role change, log out
+ * everywhere) could find. For the same reason the cap revokes only tokens whose session exists; a
+ * young one still being written counts toward the cap and is revoked by the next login if it is
+ * among the oldest. Tokens rank by the time they carry: ranked past `max` among the tokens one
+ * login sees, a token is past `max` among all of them, so concurrent logins never revoke one of
+ * the newest, and once they are done (the last to read the index sees every token, every session
+ * written) exactly the newest `max` are live. Tokens from before they carried a time read as a
+ * random time, almost never this minute; one that reads as later than now is ranked oldest.
  */
-export async function pruneSessionIndex(redis: RedisClient, userId: string, now = Date.now()): Promise<number> {
+export async function pruneSessionIndex(redis: RedisClient, userId: string, now = Date.now(), max = env.SESSION_MAX_PER_USER): Promise<number> {
   const tokens = await redis.smembers(keys.userSessions(userId));
   const alive = await Promise.all(tokens.map((t) => redis.exists(keys.session(t))));
-  const dead = tokens.filter((t, i) => alive[i] === 0 && Math.abs(now - tokenMadeAt(t)) > PRUNE_GRACE_MS);
+  const young = (t: string) => Math.abs(now - tokenMadeAt(t)) <= PRUNE_GRACE_MS;
+  const dead = tokens.filter((t, i) => alive[i] === 0 && !young(t));
   if (dead.length > 0) await redis.srem(keys.userSessions(userId), ...dead);
-  return dead.length;
+  const held = tokens.filter((t, i) => alive[i] === 1 || young(t));
+  if (held.length <= max) return dead.length;
+  const live = new Set(tokens.filter((_, i) => alive[i] === 1));
+  const over = held.sort(newestFirst(now)).slice(max).filter((t) => live.has(t));
+  await Promise.all(over.map((t) => revokeSession(redis, t)));
+  return dead.length + over.length;
+}
+
+/** Newest first by the time a token carries (a time past now + a minute: from before tokens carried one, oldest); ties by the token. */
+export function newestFirst(now = Date.now()): (a: string, b: string) => number {
+  const at = (t: string) => {
+    const made = tokenMadeAt(t);
+    return made > now + PRUNE_GRACE_MS ? 0 : made;
+  };
+  return (a, b) => at(b) - at(a) || (a < b ? 1 : a > b ? -1 : 0);
 }
 
 /**
