@@ -12,7 +12,8 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
 
-const port = Number(process.env.E2E_PORT ?? 3201);
+// Beside E2E_PORT, which e2e/hostile/refused-body.test.ts's own web server takes (vitest runs files side by side).
+const port = Number(process.env.E2E_PORT ?? 3201) + 17;
 let web: ChildProcess | undefined;
 
 afterAll(() => {
