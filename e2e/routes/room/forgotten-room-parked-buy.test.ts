@@ -19,13 +19,9 @@ const saved = vi.hoisted(() => {
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
-import { callRoute } from '@/e2e/support/helpers';
-import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
-import { GET as challengeRoute } from '@/app/api/seckill/[voucherId]/room/challenge/route';
-import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
-import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 import { forgetSaleKeys } from '@/e2e/support/fixtures/reservation';
-import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { callJoin, callLook, callToken, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { keys } from '@/lib/redis/keys';
 
@@ -43,36 +39,28 @@ afterAll(async () => {
   }
 });
 
-const join = (u: TestUser, voucherId: string, body?: unknown) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
-const look = (u: TestUser, voucherId: string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId } });
-const buyLook = (u: TestUser, voucherId: string, wait: number) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait), buy: '1' } });
-const challengeFor = (u: TestUser, voucherId: string) => callRoute(challengeRoute, { method: 'GET', token: u.token, params: { voucherId } });
-const pass = (u: TestUser, voucherId: string, body: unknown) => callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
-const solve = async (u: TestUser, voucherId: string) => solvedPayload((await challengeFor(u, voucherId)).json);
-
-
 describe('an old parked buy after Redis forgot the room', () => {
   it('does not buy at a place the new room no longer gives the visitor', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 12 });
     const users = await createTestUsers(db, redis, 24);
     const first = users.slice(0, 12);
     const others = users.slice(12);
-    for (const u of first) await join(u, voucherId);
+    for (const u of first) await callJoin(u, voucherId);
     const x = first[11]!;
-    const before = await look(x, voucherId);
+    const before = await callLook(x, voucherId);
     expect(before.json.data).toMatchObject({ state: 'waiting', position: 12 });
-    const xSolution = await solve(x, voucherId);
-    const othersSolutions = await Promise.all(others.map((u) => solve(u, voucherId)));
-    const parked = buyLook(x, voucherId, 15_000);
+    const xSolution = await solveGate(x, voucherId);
+    const othersSolutions = await Promise.all(others.map((u) => solveGate(u, voucherId)));
+    const parked = callLook(x, voucherId, { wait: 15_000, buy: 1 });
     await new Promise((r) => setTimeout(r, 250));
     // Redis forgets the sale; twelve others re-join, then X (with the gate's solution, no wait).
     await forgetSaleKeys(redis, voucherId);
-    const rejoined = await Promise.all(others.map((u) => join(u, voucherId)));
-    const xAgain = await join(x, voucherId, { altcha: xSolution });
+    const rejoined = await Promise.all(others.map((u) => callJoin(u, voucherId)));
+    const xAgain = await callJoin(x, voucherId, { altcha: xSolution });
     const heard = await parked;
     const xPlace = await redis.zscore(keys.roomQueue(voucherId), x.userId);
     // The twelve admitted in the new room buy within their holds.
-    const buys = await Promise.all(others.map((u, i) => pass(u, voucherId, { ticket: rejoined[i]!.json.data.ticket, altcha: othersSolutions[i], grab: true })));
+    const buys = await Promise.all(others.map((u, i) => callToken(u, voucherId, { ticket: rejoined[i]!.json.data.ticket, altcha: othersSolutions[i], grab: true })));
     const statuses = buys.map((b) => `${b.status}${b.status === 200 ? '' : ':' + (b.json?.error?.code ?? b.json?.code ?? '')}`);
     expect(xAgain.json.data).toMatchObject({ state: 'waiting', position: 13 });
     expect(Number(xPlace)).toBe(13);

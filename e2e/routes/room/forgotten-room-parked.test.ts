@@ -19,12 +19,9 @@ const saved = vi.hoisted(() => {
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
-import { callRoute } from '@/e2e/support/helpers';
-import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
-import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
-import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 import { forgetSaleKeys } from '@/e2e/support/fixtures/reservation';
-import { createRoomVoucher } from '@/e2e/support/fixtures/room';
+import { callJoin, callLook, callToken, createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 
 afterAll(async () => {
@@ -36,12 +33,6 @@ afterAll(async () => {
   }
 });
 
-const join = (u: TestUser, voucherId: string) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId } });
-const look = (u: TestUser, voucherId: string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId } });
-const waitLook = (u: TestUser, voucherId: string, wait: number) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait) } });
-const pass = (u: TestUser, voucherId: string, body: unknown) => callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
-
-
 describe('a parked look when Redis forgot the room (ROOM_HOLD_MS=0)', () => {
   it('is never answered admitted at a place the new room does not hold for the visitor', async () => {
     const outcomes: string[] = [];
@@ -51,21 +42,21 @@ describe('a parked look when Redis forgot the room (ROOM_HOLD_MS=0)', () => {
       const first = users.slice(0, 12);
       const others = users.slice(12);
       // Twelve places; at 2 a second the 12th waits seconds.
-      for (const u of first) await join(u, voucherId);
+      for (const u of first) await callJoin(u, voucherId);
       const x = first[11]!;
-      const before = await look(x, voucherId);
+      const before = await callLook(x, voucherId);
       expect(before.json.data).toMatchObject({ state: 'waiting', position: 12 });
       const ticket = before.json.data.ticket as string;
-      const parked = waitLook(x, voucherId, 8000);
+      const parked = callLook(x, voucherId, { wait: 8000 });
       await new Promise((r) => setTimeout(r, 250));
       // Redis forgets the sale (a restart without persistence), and twelve others re-join at once.
       await forgetSaleKeys(redis, voucherId);
-      await Promise.all(others.map((u) => join(u, voucherId)));
+      await Promise.all(others.map((u) => callJoin(u, voucherId)));
       const heard = await parked;
       // What Redis says about X now: no place at all.
       expect(await redis.zscore(keys.roomQueue(voucherId), x.userId)).toBeNull();
-      const now = (await look(x, voucherId)).json.data.state;
-      const t = await pass(x, voucherId, { ticket });
+      const now = (await callLook(x, voucherId)).json.data.state;
+      const t = await callToken(x, voucherId, { ticket });
       outcomes.push(`parked=${heard.json.data?.state}@${heard.json.data?.position} lookNow=${now} token=${t.status}:${t.json?.error?.code ?? t.json?.code ?? ''}`);
     }
     // Every parked look of the forgotten visitor must hear `none` (join again), never `admitted`.
