@@ -15,13 +15,10 @@ import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/e2e/support/helpers';
-import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
-import { GET as challengeRoute } from '@/app/api/seckill/[voucherId]/room/challenge/route';
-import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
 import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { createTestUsers, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
-import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { callJoin as join, callLook as look, callToken, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { env } from '@/lib/env';
 
@@ -38,8 +35,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const join = (u: TestUser, voucherId: string) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId } });
-const look = (u: TestUser, voucherId: string, query: Record<string, string> = {}) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query });
 const cancel = (u: TestUser, id: string) => callRoute(cancelRoute, { method: 'POST', token: u.token, params: { id } });
 
 /** Join, be admitted, solve the gate, buy with the token route (`grab: true`): the order id. */
@@ -47,9 +42,7 @@ async function buyThroughRoom(u: TestUser, voucherId: string): Promise<string> {
   const j = await join(u, voucherId);
   expect(j.status).toBe(200);
   await waitFor('admitted', async () => (await look(u, voucherId)).json?.data?.state === 'admitted', 20_000, 100);
-  const c = await callRoute(challengeRoute, { method: 'GET', token: u.token, params: { voucherId } });
-  expect(c.status).toBe(200);
-  const r = await callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body: { ticket: j.json.data.ticket, altcha: await solvedPayload(c.json), grab: true } });
+  const r = await callToken(u, voucherId, { ticket: j.json.data.ticket, altcha: await solveGate(u, voucherId), grab: true });
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return r.json.data.orderId as string;
 }

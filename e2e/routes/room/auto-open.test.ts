@@ -22,12 +22,9 @@ import { callRoute } from '@/e2e/support/helpers';
 import { createHotServer } from '@/lib/hot/server';
 import { route } from '@/lib/http/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
-import { GET as challengeRoute } from '@/app/api/seckill/[voucherId]/room/challenge/route';
-import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
-import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { callChallenge, callJoin, callLook, callToken, createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { grabShed, openRoomByItself } from '@/lib/seckill/room/auto-open';
 import { isKnownRoomSale } from '@/lib/seckill/room/room-memory';
@@ -91,25 +88,25 @@ describe('the room opens by itself', () => {
     // Not remembered: it lapses, so each token-less grab asks the script.
     expect(isKnownRoomSale(voucherId)).toBe(false);
 
-    const j = await callRoute(joinRoute, { method: 'POST', token: a!.token, params: { voucherId } });
+    const j = await callJoin(a!, voucherId);
     expect(j.status).toBe(200);
-    await waitFor('admitted', async () => (await callRoute(lookRoute, { token: a!.token, params: { voucherId } })).json.data.state === 'admitted', 5000, 50);
-    const ch = await callRoute(challengeRoute, { token: a!.token, params: { voucherId } });
+    await waitFor('admitted', async () => (await callLook(a!, voucherId)).json.data.state === 'admitted', 5000, 50);
+    const ch = await callChallenge(a!, voucherId);
     expect(ch.json.maxnumber).toBe(1000);
-    const pass = await callRoute(tokenRoute, { method: 'POST', token: a!.token, params: { voucherId }, body: { ticket: j.json.data.ticket, altcha: await solvedPayload(ch.json) } });
+    const pass = await callToken(a!, voucherId, { ticket: j.json.data.ticket, altcha: await solvedPayload(ch.json) });
     expect(pass.status).toBe(200);
     expect((await grab(a!, voucherId, pass.json.data.token)).status).toBe(200);
 
     await new Promise((r) => setTimeout(r, Math.max(0, opened + 2600 - Date.now())));
     expect((await grab(b!, voucherId)).status).toBe(200);
-    expect((await callRoute(joinRoute, { method: 'POST', token: b!.token, params: { voucherId } })).status).toBe(404);
+    expect((await callJoin(b!, voucherId)).status).toBe(404);
   });
 
   it('a room that lapsed and opens again counts the units bought meanwhile as gone, not as its holders\' wins: no more holders than units', async () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 3 });
     const [a, b, c, d, e] = await createTestUsers(db, redis, 5);
-    const look = (u: TestUser) => callRoute(lookRoute, { token: u.token, params: { voucherId } });
-    const join = (u: TestUser) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId } });
+    const look = (u: TestUser) => callLook(u, voucherId);
+    const join = (u: TestUser) => callJoin(u, voucherId);
     expect(await openRoomByItself(redis, voucherId, 60_000)).toBe(true);
     const ja = await join(a!);
     await waitFor('a admitted', async () => (await look(a!)).json.data.state === 'admitted', 5000, 20);
@@ -126,8 +123,8 @@ describe('the room opens by itself', () => {
     expect((await look(a!)).json.data.state).toBe('admitted');
     for (const u of [d!, e!]) expect((await look(u)).json.data).toMatchObject({ state: 'waiting', allHeld: true });
     // A buys within the hold, and wins: the last unit was A's.
-    const ch = await callRoute(challengeRoute, { token: a!.token, params: { voucherId } });
-    const pass = await callRoute(tokenRoute, { method: 'POST', token: a!.token, params: { voucherId }, body: { ticket: ja.json.data.ticket, altcha: await solvedPayload(ch.json) } });
+    const ch = await callChallenge(a!, voucherId);
+    const pass = await callToken(a!, voucherId, { ticket: ja.json.data.ticket, altcha: await solvedPayload(ch.json) });
     expect((await grab(a!, voucherId, pass.json.data.token)).status).toBe(200);
     expect((await look(d!)).json.data.state).toBe('soldout');
   });

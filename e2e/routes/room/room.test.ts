@@ -23,13 +23,11 @@ import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/e2e/support/helpers';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
-import { GET as challengeRoute } from '@/app/api/seckill/[voucherId]/room/challenge/route';
-import { POST as tokenRoute } from '@/app/api/seckill/[voucherId]/room/token/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { createTestUsers, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { startSaleNow } from '@/e2e/support/fixtures/reservation';
-import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { callChallenge as challengeFor, callJoin as join, callLook as look, callToken as pass, createRoomVoucher, solveGate as solve, solvedPayload } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { shuffledIds } from '@/lib/seckill/room/room';
 import { issueGrabToken } from '@/lib/seckill/room/tokens';
@@ -64,18 +62,7 @@ afterAll(async () => {
   }
 });
 
-const join = (u: TestUser, voucherId: string) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId } });
-const look = (u: TestUser, voucherId: string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId } });
-const challengeFor = (u: TestUser, voucherId: string) => callRoute(challengeRoute, { method: 'GET', token: u.token, params: { voucherId } });
-const pass = (u: TestUser, voucherId: string, body: unknown) => callRoute(tokenRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
 const grab = (u: TestUser, voucherId: string, g?: string) => callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, query: g === undefined ? {} : { g } });
-
-/** The user's solution of a fresh challenge from the route, as the widget would send it. */
-async function solve(u: TestUser, voucherId: string): Promise<string> {
-  const c = await challengeFor(u, voucherId);
-  expect(c.status).toBe(200);
-  return solvedPayload(c.json);
-}
 
 /** Join, wait to be admitted, solve, get a grab token. */
 async function throughRoom(u: TestUser, voucherId: string): Promise<{ ticket: string; token: string; grabUrl: string }> {
@@ -242,8 +229,6 @@ describe('an admitted ticket holds a unit', () => {
 });
 
 describe('waiting without polling (?wait=)', () => {
-  const waitLook = (u: TestUser, voucherId: string, wait: number | string) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait) } });
-
   it('a parked look is answered at its moment, one request each, and the admitted hear it in ticket order', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 100 });
     const users = await createTestUsers(db, redis, 30);
@@ -252,7 +237,7 @@ describe('waiting without polling (?wait=)', () => {
     const heard: { position: number; state: string; ms: number }[] = [];
     await Promise.all(
       users.slice(1).map((u) =>
-        waitLook(u, voucherId, 10_000).then((r) => {
+        look(u, voucherId, { wait: 10_000 }).then((r) => {
           expect(r.status).toBe(200);
           heard.push({ position: r.json.data.position, state: r.json.data.state, ms: Date.now() - started });
         }),
@@ -273,7 +258,7 @@ describe('waiting without polling (?wait=)', () => {
     const pa = await throughRoom(a, voucherId);
     for (const u of users.slice(1)) await join(u, voucherId);
     // Places 61–80: at 20 a second, admitted no sooner than ~3 s from now.
-    const parked = users.slice(60).map((u) => waitLook(u, voucherId, 15_000));
+    const parked = users.slice(60).map((u) => look(u, voucherId, { wait: 15_000 }));
     await new Promise((r) => setTimeout(r, 300));
     const soldAt = Date.now();
     expect((await grab(a, voucherId, pa.token)).status).toBe(200);
@@ -290,7 +275,7 @@ describe('waiting without polling (?wait=)', () => {
     for (const u of users) await join(u, voucherId);
     const heard: { userId: string; position: number; state: string }[] = [];
     await Promise.all(
-      users.map((u) => waitLook(u, voucherId, 10_000).then((r) => heard.push({ userId: u.userId, position: r.json.data.position, state: r.json.data.state }))),
+      users.map((u) => look(u, voucherId, { wait: 10_000 }).then((r) => heard.push({ userId: u.userId, position: r.json.data.position, state: r.json.data.state }))),
     );
     const seed = await redis.hget(keys.roomState(voucherId), 'seed');
     expect(seed).toMatch(/^[0-9a-f]{64}$/);
@@ -338,7 +323,7 @@ describe('waiting without polling (?wait=)', () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 100 });
     const users = await createTestUsers(db, redis, 60);
     for (const u of users) await join(u, voucherId);
-    const parked = users.slice(50).map((u) => waitLook(u, voucherId, 10_000));
+    const parked = users.slice(50).map((u) => look(u, voucherId, { wait: 10_000 }));
     await new Promise((r) => setTimeout(r, 300));
     const lostAt = Date.now();
     await redis.del(keys.roomQueue(voucherId), keys.roomState(voucherId));
@@ -354,21 +339,21 @@ describe('waiting without polling (?wait=)', () => {
     for (const u of users) await join(u, voucherId);
     const last = users[59]!;
     const t0 = Date.now();
-    const r = await waitLook(last, voucherId, 400);
+    const r = await look(last, voucherId, { wait: 400 });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(350);
     expect(r.json.data).toMatchObject({ state: 'waiting', position: 60 });
     expect(r.json.data.ahead).toBeGreaterThan(0);
 
     const t1 = Date.now();
-    const first = waitLook(last, voucherId, 10_000);
+    const first = look(last, voucherId, { wait: 10_000 });
     await new Promise((res) => setTimeout(res, 100));
-    const second = waitLook(last, voucherId, 300);
+    const second = look(last, voucherId, { wait: 300 });
     expect((await first).json.data.state).toBe('waiting');
     expect(Date.now() - t1).toBeLessThan(1000);
     expect((await second).json.data.state).toBe('waiting');
 
     for (const bad of ['abc', '-1', '1.5', '600000']) {
-      const b = await waitLook(last, voucherId, bad);
+      const b = await look(last, voucherId, { wait: bad });
       expect(b.status).toBe(400);
     }
   });
@@ -497,9 +482,6 @@ describe('from the room to the grab', () => {
 });
 
 describe('buying on admission', () => {
-  const buyingLook = (u: TestUser, voucherId: string, wait: number) => callRoute(lookRoute, { method: 'GET', token: u.token, params: { voucherId }, query: { wait: String(wait), buy: '1' } });
-  const joinWith = (u: TestUser, voucherId: string, body: unknown) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId }, body });
-
   it('the waiting who passed the gate are bought for at their turn, by the look that learns of it, in place order (the shuffled one before the start)', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 30, startsInMs: 2500 });
     const users = await createTestUsers(db, redis, 24);
@@ -517,13 +499,13 @@ describe('buying on admission', () => {
       users.map(async (u, i) => {
         const altcha = await solvedPayload(challenges.get(u.userId)!);
         let r;
-        if (i % 2 === 0) r = await joinWith(u, voucherId, { altcha, buy: true, wait: 15_000 });
+        if (i % 2 === 0) r = await join(u, voucherId, { altcha, buy: true, wait: 15_000 });
         else {
-          const passed = await joinWith(u, voucherId, { altcha });
+          const passed = await join(u, voucherId, { altcha });
           expect(passed.status).toBe(200);
           expect(passed.json.data.state).toBe('waiting');
           expect(passed.json.data.purchase).toBeUndefined();
-          r = await buyingLook(u, voucherId, 15_000);
+          r = await look(u, voucherId, { wait: 15_000, buy: 1 });
         }
         expect(r.status).toBe(200);
         expect(r.json.data.state).toBe('admitted');
@@ -554,30 +536,30 @@ describe('buying on admission', () => {
     await join(a!, voucherId);
     await waitFor('admitted', async () => (await look(a!, voucherId)).json.data.state === 'admitted', 5000, 50);
     // `buy` without the gate passed: admitted, with the challenge, nothing bought.
-    const bare = await joinWith(a!, voucherId, { buy: true });
+    const bare = await join(a!, voucherId, { buy: true });
     expect(bare.status).toBe(200);
     expect(bare.json.data).toMatchObject({ state: 'admitted' });
     expect(bare.json.data.challenge).toBeDefined();
     expect(bare.json.data.purchase).toBeUndefined();
     // Malformed: 400 before anything is spent.
     const altcha = await solvedPayload(bare.json.data.challenge);
-    expect((await joinWith(a!, voucherId, { altcha, buy: 'yes' })).status).toBe(400);
-    expect((await joinWith(a!, voucherId, { altcha, extra: 1 })).status).toBe(400);
-    expect((await joinWith(a!, voucherId, { altcha, wait: -1 })).status).toBe(400);
+    expect((await join(a!, voucherId, { altcha, buy: 'yes' })).status).toBe(400);
+    expect((await join(a!, voucherId, { altcha, extra: 1 })).status).toBe(400);
+    expect((await join(a!, voucherId, { altcha, wait: -1 })).status).toBe(400);
     expect((await callRoute(lookRoute, { method: 'GET', token: a!.token, params: { voucherId }, query: { buy: '2' } })).status).toBe(400);
     // Another user's solution, or garbage: POW_FAILED, the place kept.
-    const other = await joinWith(b!, voucherId, { altcha, buy: true });
+    const other = await join(b!, voucherId, { altcha, buy: true });
     expect(other.json.error.code).toBe('POW_FAILED');
-    expect((await joinWith(a!, voucherId, { altcha: 'bm90IGEgcHJvb2Y=', buy: true })).json.error.code).toBe('POW_FAILED');
+    expect((await join(a!, voucherId, { altcha: 'bm90IGEgcHJvb2Y=', buy: true })).json.error.code).toBe('POW_FAILED');
     expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(0);
     // Right and one's own: the grab's answer in the join's.
-    const won = await joinWith(a!, voucherId, { altcha, buy: true });
+    const won = await join(a!, voucherId, { altcha, buy: true });
     expect(won.status).toBe(200);
     expect(won.json.data.state).toBe('admitted');
     expect(won.json.data.purchase).toMatchObject({ status: 'pending' });
     expect(won.json.data.purchase.orderId).toMatch(/^\d+$/);
     // The proof counted once; the gate stays passed, so a look with buy=1 buys again — and the grab refuses.
-    const again = await buyingLook(a!, voucherId, 0);
+    const again = await look(a!, voucherId, { wait: 0, buy: 1 });
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe('ALREADY_BOUGHT');
     expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(1);
@@ -590,7 +572,7 @@ describe('buying on admission', () => {
     const [v] = await createTestUsers(db, redis, 1);
     // The victim waits in the room and passes the gate while waiting (the page's own flow), not buying yet.
     const j = await join(v!, voucherId);
-    expect((await joinWith(v!, voucherId, { altcha: await solvedPayload(j.json.data.challenge) })).status).toBe(200);
+    expect((await join(v!, voucherId, { altcha: await solvedPayload(j.json.data.challenge) })).status).toBe(200);
     await waitFor('admitted', async () => (await look(v!, voucherId)).json.data.state === 'admitted', 5000, 50);
     const cookie = `${SESSION_COOKIE}=${await encode({ token: { sessionToken: v!.token }, secret: env.AUTH_SECRET })}`;
     const lookWith = (headers: Record<string, string>) => callRoute(lookRoute, { method: 'GET', params: { voucherId }, query: { buy: '1' }, headers: { cookie, host: 'localhost:3000', ...headers } });
@@ -619,7 +601,7 @@ describe('buying on admission', () => {
     const asked = new Map<TestUser, { position: number; challenge: ReturnType<typeof newChallenge>; keptFrom: number; keptBy: number }>();
     for (const u of [a!, b!, c!, d!]) {
       const keptFrom = Date.now();
-      const r = await joinWith(u, voucherId, { buy: true });
+      const r = await join(u, voucherId, { buy: true });
       expect(r.json.data).toMatchObject({ state: 'admitted' });
       asked.set(u, { position: r.json.data.position, challenge: r.json.data.challenge, keptFrom, keptBy: Date.now() });
     }
@@ -628,15 +610,15 @@ describe('buying on admission', () => {
     for (const u of [a!, b!, d!]) solved.set(u, await solvedPayload(asked.get(u)!.challenge));
     // b solves first: its grab waits for a's, which is still due.
     let bDone = false;
-    const bBuys = joinWith(b!, voucherId, { altcha: solved.get(b!), buy: true }).then((r) => ((bDone = true), r));
+    const bBuys = join(b!, voucherId, { altcha: solved.get(b!), buy: true }).then((r) => ((bDone = true), r));
     await new Promise((r) => setTimeout(r, 400));
     expect(bDone).toBe(false);
     expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(0);
-    const aBuys = await joinWith(a!, voucherId, { altcha: solved.get(a!), buy: true });
+    const aBuys = await join(a!, voucherId, { altcha: solved.get(a!), buy: true });
     expect(aBuys.json.data.purchase).toMatchObject({ status: 'pending' });
     expect((await bBuys).json.data.purchase).toMatchObject({ status: 'pending' });
     // c never comes back: d's purchase waits for c's moment (ROOM_TURN_MS from c's admitted answer) to end, and no longer.
-    const dBuys = await joinWith(d!, voucherId, { altcha: solved.get(d!), buy: true });
+    const dBuys = await join(d!, voucherId, { altcha: solved.get(d!), buy: true });
     const dAnswered = Date.now();
     expect(dBuys.json.data.purchase).toMatchObject({ status: 'pending' });
     const c0 = asked.get(c!)!;
@@ -657,14 +639,14 @@ describe('buying on admission', () => {
     const ja = await join(a!, voucherId);
     await join(b!, voucherId);
     await waitFor('both admitted', async () => (await look(b!, voucherId)).json.data.state === 'admitted', 5000, 50);
-    const ka = await joinWith(a!, voucherId, { buy: true });
-    const kb = await joinWith(b!, voucherId, { buy: true });
+    const ka = await join(a!, voucherId, { buy: true });
+    const kb = await join(b!, voucherId, { buy: true });
     expect([ka.json.data.position, kb.json.data.position]).toEqual([1, 2]);
     const won = await pass(a!, voucherId, { ticket: ja.json.data.ticket, altcha: await solvedPayload(ka.json.data.challenge), grab: true });
     expect(won.json.data).toMatchObject({ status: 'pending' });
     const altcha = await solvedPayload(kb.json.data.challenge);
     const t0 = Date.now();
-    const bBuys = await joinWith(b!, voucherId, { altcha, buy: true });
+    const bBuys = await join(b!, voucherId, { altcha, buy: true });
     expect(bBuys.json.data.purchase).toMatchObject({ status: 'pending' });
     // Not a's moment (ROOM_TURN_MS): a's turn was left when a took the token.
     expect(Date.now() - t0).toBeLessThan(env.ROOM_TURN_MS / 2);
