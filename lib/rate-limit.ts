@@ -7,6 +7,9 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { env } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { redis } from '@/lib/redis/client';
+import { keys } from '@/lib/redis/keys';
+import { allKeys, deleteKeys } from '@/lib/redis/keyspace';
+import type { RedisClient } from '@/lib/redis/types';
 import { log } from '@/lib/log';
 
 const limits = {
@@ -73,7 +76,7 @@ function limiter(name: LimitName): RateLimiterRedis {
   let l = limiters.get(name);
   if (!l) {
     const { points, duration } = limits[name];
-    l = new RateLimiterRedis({ storeClient: redis, keyPrefix: `rl:${name}`, points: Math.max(points, 1), duration });
+    l = new RateLimiterRedis({ storeClient: redis, keyPrefix: keys.rateLimit(name), points: Math.max(points, 1), duration });
     limiters.set(name, l);
   }
   return l;
@@ -107,6 +110,17 @@ export async function refund(name: LimitName, key: string): Promise<void> {
 
 export async function resetLimit(name: LimitName, key: string): Promise<void> {
   await limiter(name).delete(key).catch(() => {});
+}
+
+/**
+ * Forgets the counts of one limit for every key at once, through `client` (a caller's own
+ * connection: the browser suite's, whose logins all come from one address). Walks the keyspace:
+ * tests and tooling only. The number of counts forgotten.
+ */
+export async function forgetLimit(name: LimitName, client: RedisClient = redis): Promise<number> {
+  // rate-limiter-flexible stores a key's count at `<keyPrefix>:<key>`.
+  const counted = await allKeys(client, `${keys.rateLimit(name)}:*`);
+  return counted.length > 0 ? deleteKeys(client, counted) : 0;
 }
 
 let lastOpenWarn = 0;

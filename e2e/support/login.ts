@@ -1,6 +1,8 @@
 /** Shared e2e steps: log a consumer in through the real SMS form, reading the code from Redis. */
 import { expect, type Page } from '@playwright/test';
 import Redis from 'ioredis';
+import { forgetLimit } from '../../lib/rate-limit';
+import { keys } from '../../lib/redis/keys';
 
 export function randomPhone(): string {
   return `19${Math.floor(Math.random() * 10)}${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
@@ -10,7 +12,7 @@ export async function readDevSms(phone: string): Promise<string> {
   const redis = new Redis(process.env.REDIS_URL!);
   try {
     for (let i = 0; i < 50; i++) {
-      const code = await redis.get(`dev:sms:{${phone}}`);
+      const code = await redis.get(keys.devSms(phone));
       if (code) return code;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -27,8 +29,7 @@ export async function readDevSms(phone: string): Promise<string> {
 async function forgetAddressSmsCount(): Promise<void> {
   const redis = new Redis(process.env.REDIS_URL!);
   try {
-    const counted = await redis.keys('rl:smsIpHourly:*');
-    if (counted.length > 0) await redis.del(...counted);
+    await forgetLimit('smsIpHourly', redis);
   } finally {
     redis.disconnect();
   }
