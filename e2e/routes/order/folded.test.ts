@@ -19,9 +19,7 @@ import { publishOrder } from '@/lib/seckill/publish';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { releaseOrder } from '@/lib/seckill/outbox';
-import { readSeckillState } from '@/lib/seckill/state';
-import { dbStockCounts } from '@/lib/seckill/seckill.repository';
-import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitDrained, waitFor, type TestUser, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 
 let worker: OrderWorker | undefined;
 const startWorker = async () => (worker = await startOrderWorker({ batchWaitMs: 20, sweepIntervalMs: 500, staleMs: 1500 }));
@@ -52,12 +50,6 @@ async function forgottenGrab(voucherId: string, userId: string): Promise<OrderMe
   return msg;
 }
 
-const drained = (voucherId: string, orders: number) =>
-  waitFor(`${orders} orders in MySQL and an empty outbox`, async () => {
-    const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
-    return s?.pending === 0 && c?.orders === orders;
-  });
-
 describe('folded orders: one buyer, two accepted grabs of one voucher', () => {
   it('one order; the other id polls failed ALREADY_BOUGHT with the kept order; redeliveries change nothing', async () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 5 });
@@ -71,7 +63,7 @@ describe('folded orders: one buyer, two accepted grabs of one voucher', () => {
     const second = await grab(u!, voucherId);
     expect(second.status).toBe(200);
     const secondId: string = second.json.data.orderId;
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
 
     const orders = await db.selectFrom('tb_voucher_order').select(['id', 'user_id']).where('voucher_id', '=', voucherId).execute();
     expect(orders).toEqual([{ id: first.orderId, user_id: u!.userId }]);
@@ -119,7 +111,7 @@ describe('folded orders: one buyer, two accepted grabs of one voucher', () => {
     expect(second.status).toBe(200);
     await publishOrder(first);
     await startWorker();
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
     const orders = await db.selectFrom('tb_voucher_order').select('id').where('voucher_id', '=', voucherId).execute();
     expect(orders).toHaveLength(1);
     // Inside one batch the lower order id is inserted first; the other folds into it.

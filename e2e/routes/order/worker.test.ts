@@ -29,7 +29,7 @@ import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { TcpProxy } from '@/e2e/support/tcp-proxy';
-import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitDrained, waitFor, type TestUser, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 
 const mqProxy = new TcpProxy(25601, 5672);
 const dbProxy = new TcpProxy(25602, Number(new URL(env.DATABASE_URL).port || 3306));
@@ -60,23 +60,13 @@ const grab = (u: TestUser, voucherId: string) =>
 
 const orderState = async (u: TestUser, id: string) => (await callRoute(orderRoute, { token: u.token, params: { id } })).json?.data?.state;
 
-const drained = (voucherId: string, orders: number, timeoutMs = 20_000) =>
-  waitFor(
-    `${orders} orders in MySQL and an empty outbox`,
-    async () => {
-      const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
-      return s?.pending === 0 && c?.orders === orders;
-    },
-    timeoutMs,
-  );
-
 describe('order worker', () => {
   it('a message delivered twice, in one batch or after commit, creates one order and takes one unit', async () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 5 });
     const [a, b] = await createTestUsers(db, redis, 2);
     const res = await grab(a!, voucherId);
     expect(res.status).toBe(200);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
     const dupsBefore = await total(worker.metrics.duplicates);
 
     const row = await db.selectFrom('tb_voucher_order').selectAll().where('id', '=', res.json.data.orderId).executeTakeFirstOrThrow();
@@ -87,7 +77,7 @@ describe('order worker', () => {
     await Promise.all([publishOrder(twice), publishOrder(twice)]);
 
     await waitFor('three duplicates absorbed', async () => (await total(worker.metrics.duplicates)) >= dupsBefore + 3);
-    await drained(voucherId, 2);
+    await waitDrained(db, redis, voucherId, 2);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ dbOrders: 2, dbStock: 3, redisStock: 3 });
   });
 
@@ -154,7 +144,7 @@ describe('order worker', () => {
     await db.updateTable('tb_seckill_voucher').set({ stock: 2 }).where('voucher_id', '=', voucherId).execute();
     await db.updateTable('tb_order_dead_letter').set({ status: 'replayed' }).where('id', '=', dead.id).execute();
     await publishOrder(JSON.parse(dead.payload) as OrderMessage);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
     expect(await orderState(u!, orderId)).toBe('created');
     await assertInvariants(voucherId, { drained: true });
   });
@@ -173,7 +163,7 @@ describe('order worker', () => {
     expect(await orderState(u!, orderId)).toBe('failed');
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ buyers: 0, redisStock: 1, dbStock: 1 });
     expect((await grab(other!, voucherId)).status).toBe(200);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
   });
 
   it('a crash between the grab script and the publish loses nothing: the sweeper republishes', async () => {
@@ -181,7 +171,7 @@ describe('order worker', () => {
     const users = await createTestUsers(db, redis, 3);
     const before = await total(worker.metrics.republished);
     for (const u of users) await acceptWithoutPublishing(redis, voucherId, u.userId);
-    await drained(voucherId, 3, 15_000);
+    await waitDrained(db, redis, voucherId, 3, 15_000);
     expect(await total(worker.metrics.republished)).toBeGreaterThanOrEqual(before + 3);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ dbOrders: 3, redisStock: 0, dbStock: 0 });
   });
@@ -213,7 +203,7 @@ describe('order worker', () => {
         }, 15_000, 0),
       ),
     );
-    await drained(voucherId, 3, 20_000);
+    await waitDrained(db, redis, voucherId, 3, 20_000);
     const ids = (await db.selectFrom('tb_voucher_order').select('id').where('voucher_id', '=', voucherId).execute()).map((o) => o.id);
     expect(ids.sort()).toEqual(accepted.map((r) => r.json.data.orderId as string).sort());
     expect(await orderState(users[0]!, accepted[0]!.json.data.orderId)).toBe('created');
@@ -235,7 +225,7 @@ describe('order worker', () => {
     } finally {
       await dbProxy.restore();
     }
-    await drained(voucherId, 20, 20_000);
+    await waitDrained(db, redis, voucherId, 20, 20_000);
     expect(await total(worker.metrics.deadLettered)).toBe(dead);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ dbOrders: 20, dbStock: 10 });
     const [{ n }] = (await sql<{ n: number }>`SELECT COUNT(*) AS n FROM tb_order_dead_letter WHERE voucher_id = ${voucherId}`.execute(db)).rows as [{ n: number }];

@@ -24,11 +24,9 @@ import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { DELETE as cancelRoute, GET as statusRoute, POST as reserveRoute } from '@/app/api/seckill/[voucherId]/reservation/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
-import { readSeckillState } from '@/lib/seckill/state';
-import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { expireEndedSale } from '@/lib/seckill/sale-expiry';
-import { createTestUsers, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, waitDrained, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { keys } from '@/lib/redis/keys';
 import { createGatedVoucher, forgetSaleKeys, startSaleNow } from '@/e2e/support/fixtures/reservation';
 import { drawWinners, seedHash, sortIds, verifyDraw } from '@/lib/seckill/reservation/draw';
@@ -63,12 +61,6 @@ const statusOf = (voucherId: string, u?: TestUser) => callRoute(statusRoute, { m
 async function inChunks<T>(items: T[], n: number, fn: (t: T, i: number) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < items.length; i += n) await Promise.all(items.slice(i, i + n).map((t, j) => fn(t, i + j)));
 }
-
-const drained = (voucherId: string, orders: number) =>
-  waitFor(`${orders} orders in MySQL and an empty outbox`, async () => {
-    const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
-    return s?.pending === 0 && c?.orders === orders;
-  });
 
 const buyersInDb = async (voucherId: string) =>
   (await db.selectFrom('tb_voucher_order').select('user_id').where('voucher_id', '=', voucherId).execute()).map((r) => r.user_id);
@@ -188,7 +180,7 @@ describe('first-come among the reserved', () => {
     // Once sold out, everyone hears "sold out" (the gate is checked after the stock: a sold-out
     // gated sale refuses like any other, and that refusal is the one a process may remember).
     for (const r of results.slice(60)) expect(['NOT_RESERVED', 'SOLD_OUT']).toContain(r.json.error.code);
-    await drained(voucherId, 10);
+    await waitDrained(db, redis, voucherId, 10);
     const buyers = await buyersInDb(voucherId);
     const reservedIds = new Set(reserved.map((u) => u.userId));
     expect(new Set(buyers).size).toBe(10);
@@ -228,7 +220,7 @@ describe('the draw', () => {
     }
 
     expect(results.filter((r) => r.status === 200)).toHaveLength(6);
-    await drained(voucherId, 6);
+    await waitDrained(db, redis, voucherId, 6);
     expect(new Set(await buyersInDb(voucherId))).toEqual(won);
 
     // Published: the seed after the draw, matching the hash shown before; re-running it gives the winners.
@@ -274,7 +266,7 @@ describe('the draw', () => {
     const calls = [...scripts.flatMap((u, i) => Array.from({ length: 20 }, () => grab(u, voucherId, i))), ...people.map((u, i) => grab(u, voucherId, 100 + i))];
     const results = await Promise.all(calls);
     expect(results.filter((r) => r.status === 200)).toHaveLength(stock);
-    await drained(voucherId, stock);
+    await waitDrained(db, redis, voucherId, stock);
     const buyers = new Set(await buyersInDb(voucherId));
     const scriptWins = scripts.filter((u) => buyers.has(u.userId)).length;
 
@@ -304,7 +296,7 @@ describe('a Redis loss', () => {
     expect((await redis.smembers(keys.seckillReserved(voucherId))).sort()).toEqual(users.slice(0, 2).map((u) => u.userId).sort());
     expect((await grab(users[0]!, voucherId, 0)).status).toBe(200);
     expect((await statusOf(voucherId)).json.data.reserved).toBe(2);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
   });
 
   it('draw: winners, reserved set and gate rebuilt by a repair; winners still buy, losers still refused', async () => {
@@ -329,7 +321,7 @@ describe('a Redis loss', () => {
     const results = await Promise.all(users.map((u, i) => grab(u, voucherId, i)));
     const ok = users.filter((_, i) => results[i]!.status === 200).map((u) => u.userId).sort();
     expect(ok).toEqual(winnersBefore);
-    await drained(voucherId, 2);
+    await waitDrained(db, redis, voucherId, 2);
   });
 
   it('the reserved and winners sets of an ended sale expire with its other keys (Redis runs with noeviction)', async () => {

@@ -25,14 +25,13 @@ import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
-import { createTestUsers, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, waitDrained, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { startSaleNow } from '@/e2e/support/fixtures/reservation';
 import { callChallenge as challengeFor, callJoin as join, callLook as look, callToken as pass, createRoomVoucher, solveGate as solve, solvedPayload } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { shuffledIds } from '@/lib/seckill/room/room';
 import { issueGrabToken } from '@/lib/seckill/room/tokens';
 import { newChallenge, spendSolution } from '@/lib/seckill/room/pow';
-import { dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { addSeckillStock } from '@/lib/seckill/preheat';
 import { readSeckillState } from '@/lib/seckill/state';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
@@ -73,12 +72,6 @@ async function throughRoom(u: TestUser, voucherId: string): Promise<{ ticket: st
   expect(r.status).toBe(200);
   return { ticket: j.json.data.ticket, ...r.json.data };
 }
-
-const drained = (voucherId: string, orders: number) =>
-  waitFor(`${orders} orders in MySQL`, async () => {
-    const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
-    return s?.pending === 0 && c?.orders === orders;
-  });
 
 describe('a merchant puts a sale behind the room', () => {
   it('at creation through the console API: the room row with its cost, the meta flag, and the challenge at that cost', async () => {
@@ -223,7 +216,7 @@ describe('an admitted ticket holds a unit', () => {
     const [p3, p4] = await Promise.all([throughRoom(users[2]!, voucherId), throughRoom(users[3]!, voucherId)]);
     const late = await Promise.all([grab(users[2]!, voucherId, p3.token), grab(users[3]!, voucherId, p4.token)]);
     expect(late.map((g) => g.status).sort()).toEqual([200, 410]);
-    await drained(voucherId, 3);
+    await waitDrained(db, redis, voucherId, 3);
     await assertInvariants(voucherId, { drained: true });
   });
 });
@@ -266,7 +259,7 @@ describe('waiting without polling (?wait=)', () => {
     const heardIn = Date.now() - soldAt;
     for (const l of looks) expect(l.json.data).toMatchObject({ state: 'soldout' });
     expect(heardIn).toBeLessThan(1500);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
   });
 
   it('before the start a parked look waits through the shuffle and is answered with its new place, in the new order', async () => {
@@ -367,7 +360,7 @@ describe('from the room to the grab', () => {
     expect(grabUrl).toBe(`/api/seckill/${voucherId}?g=${token}`);
     const g = await grab(a!, voucherId, token);
     expect(g.status).toBe(200);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
     // A replay of the used token wins nothing.
     expect((await grab(a!, voucherId, token)).json.error.code).toBe('ALREADY_BOUGHT');
     await assertInvariants(voucherId, { drained: true });
@@ -452,7 +445,7 @@ describe('from the room to the grab', () => {
     expect(won.json.data).toMatchObject({ status: 'pending' });
     expect(won.json.data.orderId).toMatch(/^\d+$/);
     expect(won.json.data.token).toBeUndefined();
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
     // Again: a fresh token (the gate is passed), spent on a grab that answers as the grab would.
     const again = await pass(a!, voucherId, { ticket, grab: true });
     expect(again.status).toBe(409);
@@ -518,7 +511,7 @@ describe('buying on admission', () => {
     const byPlace = shuffledIds(seed, users.map((u) => u.userId).sort((a, b) => Number(a) - Number(b)));
     expect(heard.map((h) => h.userId)).toEqual(byPlace);
     expect(heard.map((h) => h.position)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
-    await drained(voucherId, 24);
+    await waitDrained(db, redis, voucherId, 24);
     // The sale's own clock (the grab script's, each order's create_time) sold them in place order too.
     const rows = await db.selectFrom('tb_voucher_order').select(['user_id', 'create_time']).where('voucher_id', '=', voucherId).execute();
     const soldAt = new Map(rows.map((r) => [String(r.user_id), new Date(r.create_time).getTime()]));
@@ -563,7 +556,7 @@ describe('buying on admission', () => {
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe('ALREADY_BOUGHT');
     expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(1);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
     await assertInvariants(voucherId, { drained: true });
   });
 
@@ -589,7 +582,7 @@ describe('buying on admission', () => {
     const own = await lookWith({ 'sec-fetch-site': 'same-origin' });
     expect(own.status).toBe(200);
     expect(own.json.data.purchase).toMatchObject({ status: 'pending' });
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
   });
 
   it('in turn: a buyer admitted at once waits for the place ahead still solving, and goes when it buys or its moment ends', async () => {
@@ -624,7 +617,7 @@ describe('buying on admission', () => {
     const c0 = asked.get(c!)!;
     expect(dAnswered).toBeGreaterThanOrEqual(c0.keptFrom + env.ROOM_TURN_MS - 50);
     expect(dAnswered).toBeLessThan(c0.keptBy + env.ROOM_TURN_MS + 3000);
-    await drained(voucherId, 3);
+    await waitDrained(db, redis, voucherId, 3);
     // The sale's clock: a before b before d.
     const rows = await db.selectFrom('tb_voucher_order').select(['user_id', 'create_time']).where('voucher_id', '=', voucherId).execute();
     const soldAt = new Map(rows.map((r) => [String(r.user_id), new Date(r.create_time).getTime()]));
@@ -650,7 +643,7 @@ describe('buying on admission', () => {
     expect(bBuys.json.data.purchase).toMatchObject({ status: 'pending' });
     // Not a's moment (ROOM_TURN_MS): a's turn was left when a took the token.
     expect(Date.now() - t0).toBeLessThan(env.ROOM_TURN_MS / 2);
-    await drained(voucherId, 2);
+    await waitDrained(db, redis, voucherId, 2);
     await assertInvariants(voucherId, { drained: true });
   });
 });
@@ -679,7 +672,7 @@ describe('sold out', () => {
     const late = users[29]!;
     const r = await pass(late, voucherId, { ticket: tickets[27]!, altcha: await solve(late, voucherId) });
     expect(r.json.error.code).toBe('SOLD_OUT');
-    await drained(voucherId, 2);
+    await waitDrained(db, redis, voucherId, 2);
     await assertInvariants(voucherId, { drained: true });
   });
 
@@ -714,7 +707,7 @@ describe('sold out', () => {
     await addSeckillStock(db, redis, voucherId, 1);
     await waitFor('a place again', async () => (await join(d!, voucherId)).json.data.position !== null, 5000, 50);
     expect(Number(await redis.hget(keys.roomState(voucherId), 'seq'))).toBeGreaterThan(issued);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
   });
 });
 

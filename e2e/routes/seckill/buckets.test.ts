@@ -21,7 +21,7 @@ import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, createTestVoucher, waitDrained, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { dbStockCounts, firstShopId } from '@/lib/seckill/seckill.repository';
 import { getShopVouchers } from '@/lib/shop/shop.service';
 import { keys } from '@/lib/redis/keys';
@@ -62,12 +62,6 @@ async function grab(u: TestUser, voucherId: string) {
     await new Promise((res) => setTimeout(res, 300 * attempt));
   }
 }
-
-const drained = (voucherId: string, orders: number) =>
-  waitFor(`${orders} orders in MySQL and every bucket's outbox empty`, async () => {
-    const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
-    return s?.pending === 0 && c?.orders === orders;
-  });
 
 const statuses = (rs: { status: number }[]) => {
   const m: Record<number, number> = {};
@@ -116,7 +110,7 @@ describe('a flash sale over 3 stock buckets', () => {
     const late = await usersByHome([3, 3, 3]);
     const lateResults = await Promise.all(late.map((u) => grab(u, voucherId)));
     expect(statuses(lateResults)).toEqual({ 410: 9 });
-    await drained(voucherId, 30);
+    await waitDrained(db, redis, voucherId, 30);
     const s = await readSeckillState(redis, voucherId);
     expect(s?.buckets?.map((b) => b.remaining)).toEqual([0, 0, 0]);
     expect(s?.buckets?.map((b) => b.buyers)).toEqual([20, 8, 2]);
@@ -133,7 +127,7 @@ describe('a flash sale over 3 stock buckets', () => {
     const st = statuses(results);
     expect(st[200]).toBe(100);
     expect((st[409] ?? 0) + (st[410] ?? 0)).toBe(1100);
-    await drained(voucherId, 100);
+    await waitDrained(db, redis, voucherId, 100);
     await assertInvariants(voucherId, { drained: true });
   });
 
@@ -173,7 +167,7 @@ describe('a flash sale over 3 stock buckets', () => {
     // And every unit sells: 12 users, 4 per home bucket.
     const users = await usersByHome([4, 4, 4]);
     expect(statuses(await Promise.all(users.map((u) => grab(u, voucherId))))).toEqual({ 200: 12 });
-    await drained(voucherId, 12);
+    await waitDrained(db, redis, voucherId, 12);
     await assertInvariants(voucherId, { drained: true });
   });
 
@@ -201,7 +195,7 @@ describe('a flash sale over 3 stock buckets', () => {
     const first = await Promise.all([a!, b!, c!].map((u) => grab(u, voucherId)));
     expect(statuses(first)).toEqual({ 200: 3 });
     expect((await grab(d!, voucherId)).status).toBe(410);
-    await drained(voucherId, 3);
+    await waitDrained(db, redis, voucherId, 3);
     await cancelByBuyer(db, redis, a!.userId, first[0]!.json.data.orderId);
     await waitFor('the unit back in Redis', async () => (await readSeckillState(redis, voucherId))?.remaining === 1);
     const s = await readSeckillState(redis, voucherId);
@@ -210,7 +204,7 @@ describe('a flash sale over 3 stock buckets', () => {
     expect((await grab(a!, voucherId)).json.error.code).toBe('FORFEITED');
     // d (home bucket 2) was told SOLD_OUT when every bucket was empty; now the unit moves to it.
     expect((await grab(d!, voucherId)).status).toBe(200);
-    await drained(voucherId, 3);
+    await waitDrained(db, redis, voucherId, 3);
     await assertInvariants(voucherId, { drained: true });
   });
 
@@ -219,7 +213,7 @@ describe('a flash sale over 3 stock buckets', () => {
     const [u] = await usersByHome([0, 1, 0]);
     const g = await grab(u!, voucherId);
     expect(g.status).toBe(200);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
     // Bucket 0's keys are gone (its master lost them), and this process never served a grab of the sale.
     await Promise.all([keys.seckillMeta(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId)].map((k) => redis.del(k)));
     forgetBucketCount(voucherId);
@@ -238,7 +232,7 @@ describe('a flash sale over 3 stock buckets', () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 9, buckets: N });
     const users = await usersByHome([2, 2, 2]);
     expect(statuses(await Promise.all(users.map((u) => grab(u, voucherId))))).toEqual({ 200: 6 });
-    await drained(voucherId, 6);
+    await waitDrained(db, redis, voucherId, 6);
     const lost = bucketTag(voucherId, 1, N);
     await Promise.all([keys.seckillMeta(lost), keys.seckillStock(lost), keys.seckillBuyers(lost)].map((k) => redis.del(k)));
     await preheatVoucher(db, redis, voucherId);

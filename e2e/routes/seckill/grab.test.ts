@@ -24,8 +24,7 @@ import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
-import { dbStockCounts } from '@/lib/seckill/seckill.repository';
+import { createTestUsers, createTestVoucher, waitDrained, type TestUser, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
 
 let worker: OrderWorker;
 let ipBlock = Math.floor(Math.random() * 200);
@@ -52,12 +51,6 @@ function ipFor(i: number): string {
 const grab = (u: TestUser, voucherId: string, ip: string, extra: Parameters<typeof callRoute>[1] = {}) =>
   callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: ip }, ...extra });
 
-const drained = (voucherId: string, orders: number) =>
-  waitFor(`${orders} orders in MySQL and an empty outbox`, async () => {
-    const [s, c] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
-    return s?.pending === 0 && c?.orders === orders;
-  });
-
 describe('POST /api/seckill/{voucherId}', () => {
   it('1000 users × 2 grabs at once against stock 100: exactly 100 orders, nobody twice', async () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 100 });
@@ -75,7 +68,7 @@ describe('POST /api/seckill/{voucherId}', () => {
     const refused = results.find((r) => r.status === 410);
     expect(refused?.json.error.code).toBe('SOLD_OUT');
 
-    await drained(voucherId, 100);
+    await waitDrained(db, redis, voucherId, 100);
     const orders = await db.selectFrom('tb_voucher_order').select(['id', 'user_id']).where('voucher_id', '=', voucherId).execute();
     expect(new Set(orders.map((o) => o.user_id)).size).toBe(100);
     expect(orders.map((o) => o.id).sort()).toEqual(accepted.map((a) => a.orderId).sort());
@@ -90,7 +83,7 @@ describe('POST /api/seckill/{voucherId}', () => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     const refused = results.filter((r) => r.status !== 200);
     expect(refused.every((r) => r.status === 409 && r.json.error.code === 'ALREADY_BOUGHT')).toBe(true);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 9, dbStock: 9, dbOrders: 1 });
   });
 
@@ -135,7 +128,7 @@ describe('POST /api/seckill/{voucherId}', () => {
     expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ buyers: 0, dbOrders: 0 });
     // An empty JSON object is an acceptable body.
     expect((await grab(u!, voucherId, ipFor(2), { body: {} })).status).toBe(200);
-    await drained(voucherId, 1);
+    await waitDrained(db, redis, voucherId, 1);
   });
 
   it('rate limits per user and per IP answer 429 with Retry-After before anything is decided', async () => {
