@@ -56,6 +56,11 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
     seen = await out;
   }
   if (ask.buy && seen.state === 'admitted') {
+    // The turn is kept before the first round trip: buyers a tick admits together (park.ts answers
+    // them in place order, in one pass) make different round trips before their grab (one whose
+    // request did not pass the gate asks Redis whether it did before), and each waits here for the
+    // places ahead of it, so their grabs still go in place order. Buying takes the turn back.
+    if (seen.position !== null) keepTurn(voucherId, seen.position, true);
     // Waiting for the turn, like a parked look, waits on others, not on the box's work.
     const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passing, seen.position, () => admission?.detach());
     if (purchase) return { ...seen, purchase };
