@@ -8,11 +8,12 @@
  * body read to the end keeps its connection. /api/health, served by Next, carries the API's
  * security headers.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebServer, stopWebServer } from '@/e2e/support/web-server';
 import { hotRoutes } from '@/app/api/hot-routes';
 import { GET as health } from '@/app/api/health/route';
 import { closeDb, db } from '@/lib/db/client';
@@ -30,7 +31,7 @@ let web: ChildProcess | undefined;
 
 afterAll(async () => {
   for (const s of servers) s.close();
-  if (web?.pid) process.kill(-web.pid, 'SIGTERM');
+  stopWebServer(web);
   await waitOutShortLivedKeys(redis);
   await Promise.all([closeMq(), closeDb(), closeRedis()]);
 });
@@ -177,18 +178,7 @@ describe.skipIf(!existsSync('.next/BUILD_ID'))('a refused body closes its connec
   let voucherId = '';
 
   beforeAll(async () => {
-    web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: '1', LOG_LEVEL: 'error' },
-      stdio: 'ignore',
-      detached: true,
-    });
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      const up = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.ok, () => false);
-      if (up) break;
-      if (Date.now() > deadline) throw new Error('web server did not start');
-      await new Promise((r) => setTimeout(r, 300));
-    }
+    web = await startWebServer(port);
     token = (await createTestUsers(db, redis, 1))[0]!.token;
     voucherId = await createTestVoucher(db, redis, { stock: 1 });
   }, 120_000);

@@ -6,18 +6,20 @@
  * real web server (workers/web-server.ts, after `npx next build`) over raw sockets, so a header
  * line sent twice is seen.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebServer, stopWebServer } from '@/e2e/support/web-server';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
 
-// Beside E2E_PORT, which e2e/hostile/refused-body.test.ts's own web server takes (vitest runs files side by side).
+// Beside E2E_PORT, which e2e/hostile/refused-body.test.ts's web server takes: a server of the file
+// before may still be closing when this one starts, and its health answer would pass for this one's.
 const port = Number(process.env.E2E_PORT ?? 3201) + 17;
 let web: ChildProcess | undefined;
 
 afterAll(() => {
-  if (web?.pid) process.kill(-web.pid, 'SIGTERM');
+  stopWebServer(web);
 });
 
 /** One request on its own connection (Connection: close); the status and every header line, names lower-cased, in order. */
@@ -48,18 +50,7 @@ function expectApiHeadersOnce(lines: [string, string][], https: boolean, what: s
 
 describe.skipIf(!existsSync('.next/BUILD_ID'))("Next's own answers under /api carry the API's security headers (the real web server)", () => {
   beforeAll(async () => {
-    web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: '1', LOG_LEVEL: 'error' },
-      stdio: 'ignore',
-      detached: true,
-    });
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      const up = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.ok, () => false);
-      if (up) break;
-      if (Date.now() > deadline) throw new Error('web server did not start');
-      await new Promise((r) => setTimeout(r, 300));
-    }
+    web = await startWebServer(port);
   }, 120_000);
 
   it('405 to a method the route file does not export (DELETE /api/health, POST /api/shops/1, PATCH on the grab)', async () => {

@@ -1,0 +1,28 @@
+/**
+ * The real web server (workers/web-server.ts: the hot server with Next behind it, after
+ * `npx next build`) in a process group of its own, for tests that need Next's own answers on a
+ * raw socket. One process, loopback only.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** Starts it on `port` and resolves once /api/health on that port answers 200 (90 s at most). */
+export async function startWebServer(port: number): Promise<ChildProcess> {
+  const web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: '1', LOG_LEVEL: 'error' },
+    stdio: 'ignore',
+    detached: true,
+  });
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (web.exitCode !== null) throw new Error(`web server exited (${web.exitCode}) before answering on ${port}`);
+    const up = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.ok, () => false);
+    if (up) return web;
+    if (Date.now() > deadline) throw new Error('web server did not start');
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/** Stops it and its cluster worker (the whole group). */
+export function stopWebServer(web: ChildProcess | undefined): void {
+  if (web?.pid) process.kill(-web.pid, 'SIGTERM');
+}
