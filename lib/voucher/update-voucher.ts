@@ -22,6 +22,7 @@ import type { UpdateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { getVoucher, requireVoucherAccess } from '@/lib/voucher/voucher.service';
 import { auditSnapshot, toVoucherView, voucherState, type VoucherView } from '@/lib/voucher/voucher.view';
 import { findBucketCount } from '@/lib/seckill/seckill.repository';
+import { findGate } from '@/lib/seckill/reservation/reservation.repository';
 import { afterVoucherWrite, syncRedisUntilAgreed, takeRedisStock, underVoucherLock } from '@/lib/voucher/voucher-sync';
 import { addStockAudited } from '@/lib/voucher/voucher-stock';
 
@@ -38,6 +39,7 @@ export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id
     // Validate everything before writing anything.
     const plan = planEdit(await requireVoucherAccess(db, actor, id), patch, new Date());
     if (plan.changed.length === 0) return { voucher: await getVoucher(db, redis, actor, id), redisSynced: true };
+    if (plan.window) await assertOpensAfterReservations(db, id, plan.window.begin);
 
     let giveBack: (() => Promise<void>) | null = null;
     let needsPreheat = plan.window !== null;
@@ -77,6 +79,19 @@ export async function updateVoucher(db: DB, redis: RedisClient, actor: Actor, id
     const redisSynced = needsPreheat ? await syncRedisUntilAgreed(db, redis, id) : true;
     return { voucher: await getVoucher(db, redis, actor, id), redisSynced };
   });
+}
+
+/**
+ * A reservation-only sale takes reservations in [reserveBegin, begin): a start moved to or before
+ * the opening (which no edit changes) leaves that window empty, and nobody could ever buy. The
+ * create schema refuses the same.
+ */
+async function assertOpensAfterReservations(db: DB, id: string, begin: Date): Promise<void> {
+  const gate = await findGate(db, id);
+  if (gate && begin.getTime() <= gate.reserveBegin.getTime()) {
+    const message = '开始时间必须晚于预约开始时间';
+    throw new AppError('VALIDATION', message, { fields: { beginTime: message } });
+  }
 }
 
 async function soldTooMuch(redis: RedisClient, id: string): Promise<AppError> {

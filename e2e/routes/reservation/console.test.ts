@@ -9,6 +9,7 @@ import { redis, closeRedis } from '@/lib/redis/client';
 import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/e2e/support/helpers';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
+import { PATCH as editRoute } from '@/app/api/admin/vouchers/[id]/route';
 import { POST as reserveRoute } from '@/app/api/seckill/[voucherId]/reservation/route';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 import { createTestUsers } from '@/e2e/support/fixtures/seckill';
@@ -60,6 +61,25 @@ describe('a reservation-only sale in the console', () => {
     const bad = await callRoute(createRoute, { token: f.merchantA.token, body: { ...seckillBody(f.shopA), reservation: { mode: 'lottery', reserveBegin: iso(0) } } });
     expect(bad.status).toBe(400);
     expect(bad.json.error.fields['reservation.mode']).toMatch(/first-come/);
+  });
+
+  it('an edit may not move the start to or before the opening of reservations (nobody could ever reserve)', async () => {
+    const reserveBegin = iso(H);
+    const body = { ...seckillBody(f.shopA), beginTime: iso(2 * H), endTime: iso(3 * H), reservation: { mode: 'draw', reserveBegin } };
+    const r = await callRoute(createRoute, { token: f.merchantA.token, body });
+    expect(r.status).toBe(201);
+    const id = r.json.data.id as string;
+    const beginBefore = await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', id).executeTakeFirstOrThrow();
+    for (const beginTime of [iso(H / 2), reserveBegin]) {
+      const e = await callRoute(editRoute, { method: 'PATCH', token: f.merchantA.token, params: { id }, body: { beginTime } });
+      expect(e.status).toBe(400);
+      expect(e.json.error.fields.beginTime).toMatch(/晚于预约开始时间/);
+    }
+    const beginAfter = await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', id).executeTakeFirstOrThrow();
+    expect(beginAfter.begin_time.getTime()).toBe(beginBefore.begin_time.getTime());
+    // A start still after the opening of reservations is an ordinary edit.
+    const ok = await callRoute(editRoute, { method: 'PATCH', token: f.merchantA.token, params: { id }, body: { beginTime: iso(1.5 * H) } });
+    expect(ok.status).toBe(200);
   });
 
   it('an ordinary sale has no reservation view and no gate field', async () => {
