@@ -8,8 +8,9 @@ import type { DB, Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
 import { recordAudit } from '@/lib/audit/audit';
 import { requireShopAccess, type Actor } from '@/lib/access/access';
-import { findVoucherRow, insertSeckillVoucher, insertVoucher } from '@/lib/voucher/voucher.repository';
-import type { CreateVoucherInput } from '@/lib/voucher/voucher.schema';
+import { AppError } from '@/lib/errors';
+import { findVoucherRow, insertSeckillVoucher, insertVoucher, lockShopAndCountOpenVouchers } from '@/lib/voucher/voucher.repository';
+import { MAX_OPEN_VOUCHERS_PER_SHOP, type CreateVoucherInput } from '@/lib/voucher/voucher.schema';
 import { auditSnapshot, toVoucherView } from '@/lib/voucher/voucher.view';
 import { afterVoucherWrite, syncRedisLocked } from '@/lib/voucher/voucher-sync';
 import { gateSale } from '@/lib/seckill/reservation/reservation';
@@ -19,6 +20,9 @@ import { env } from '@/lib/env';
 /** The transactional part; the caller owns `trx`. Returns the new voucher id. */
 export async function insertVoucherAudited(trx: Executor, actor: Actor, input: CreateVoucherInput): Promise<string> {
   await requireShopAccess(trx, actor, input.shopId);
+  if ((await lockShopAndCountOpenVouchers(trx, input.shopId, new Date())) >= MAX_OPEN_VOUCHERS_PER_SHOP) {
+    throw new AppError('CONFLICT', `该店铺在售且未结束的券已达上限（${MAX_OPEN_VOUCHERS_PER_SHOP} 张），请先下架不再需要的券`);
+  }
   const id = await insertVoucher(trx, {
     shop_id: input.shopId,
     title: input.title,

@@ -82,6 +82,26 @@ export async function listVoucherRows(db: Executor, f: VoucherListFilter): Promi
   return q.execute();
 }
 
+/**
+ * Vouchers of a shop on sale and not ended at `now`. The shop row is locked first, so creates of one
+ * shop count one after another; the count is a locking read, so it sees what the create before it
+ * committed (a plain read would answer from the snapshot taken before the wait).
+ */
+export async function lockShopAndCountOpenVouchers(trx: Executor, shopId: string, now: Date): Promise<number> {
+  await trx.selectFrom('tb_shop').select('id').where('id', '=', shopId).forUpdate().execute();
+  const row = await trx
+    .selectFrom('tb_voucher as v')
+    .leftJoin('tb_seckill_voucher as sv', 'sv.voucher_id', 'v.id')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('v.shop_id', '=', shopId)
+    .where('v.status', '=', VoucherStatus.ON_SALE)
+    .where((eb) => eb.or([eb('sv.end_time', 'is', null), eb('sv.end_time', '>', now)]))
+    // MariaDB has no FOR SHARE.
+    .modifyEnd(sql`lock in share mode`)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function insertVoucher(trx: Executor, row: Insertable<VoucherTable>): Promise<string> {
   const res = await trx.insertInto('tb_voucher').values(row).executeTakeFirstOrThrow();
   return String(res.insertId);

@@ -10,6 +10,12 @@ import { MAX_BUCKETS } from '@/lib/seckill/buckets/limits';
 export const MAX_FEN = 10_000_000; // 10 万元
 export const MAX_STOCK = 1_000_000;
 export const MAX_WINDOW_DAYS = 366;
+/**
+ * Vouchers one shop may have on sale and not ended at once: the shop page lists them all (one Redis
+ * read per flash sale and stock bucket, every view) and each flash sale is preheated keys and a
+ * sweeper entry, so a merchant must not be able to create them without end.
+ */
+export const MAX_OPEN_VOUCHERS_PER_SHOP = 100;
 
 // Newlines and tabs are fine in rules; other control characters are never typed by a person.
 const noControl = /^(?:[^\p{Cc}]|[\n\r\t])*$/u;

@@ -13,7 +13,10 @@ import { readSeckillState } from '@/lib/seckill/state';
 import { getShopVouchers } from '@/lib/shop/shop.service';
 import { listAudit } from '@/lib/audit/audit';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
-import { countRows } from '@/e2e/support/fixtures/admin.repository';
+import { countRows, insertShop, insertVouchers } from '@/e2e/support/fixtures/admin.repository';
+import { PATCH as editRoute } from '@/app/api/admin/vouchers/[id]/route';
+import { insertSeckillVoucher } from '@/lib/seckill/seckill.repository';
+import { MAX_OPEN_VOUCHERS_PER_SHOP } from '@/lib/voucher/voucher.schema';
 
 let f: ConsoleFixture;
 beforeAll(async () => {
@@ -127,5 +130,34 @@ describe('create voucher', () => {
   it('malformed JSON and a non-JSON body are refused before anything runs', async () => {
     expect((await callRoute(createRoute, { token: f.merchantA.token, method: 'POST', rawBody: '{"shopId":' })).status).toBe(400);
     expect((await callRoute(createRoute, { token: f.merchantA.token, method: 'POST', rawBody: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(415);
+  });
+});
+
+describe('how many vouchers a shop may have open', () => {
+  it(`at most ${MAX_OPEN_VOUCHERS_PER_SHOP} on sale and not ended, counted under the shop's lock: concurrent creates past it get 409 and write nothing`, async () => {
+    const shop = await insertShop(db, `上限店-${Date.now().toString(36)}`, f.merchantA.id);
+    // Taken-down vouchers and ended flash sales do not count.
+    await insertVouchers(db, shop, 5, 2);
+    for (let i = 0; i < 3; i++) {
+      await insertSeckillVoucher(db, { shopId: shop, title: `已结束 ${i}`, payValue: 100, actualValue: 1000, stock: 1, beginTime: new Date(Date.now() - 2 * H), endTime: new Date(Date.now() - H) });
+    }
+    await insertVouchers(db, shop, MAX_OPEN_VOUCHERS_PER_SHOP - 4);
+    const open = () => db.selectFrom('tb_voucher').select((eb) => eb.fn.countAll<string>().as('n')).where('shop_id', '=', shop).where('status', '=', 1).executeTakeFirstOrThrow().then((r) => Number(r.n) - 3);
+    const before = await counts();
+    const bodies = Array.from({ length: 12 }, (_, i) => (i % 2 ? seckillBody(shop, { stock: 1 }) : { shopId: shop, title: `并发券 ${i}`, payValue: 900, actualValue: 1000, type: 0 }));
+    const answers = await Promise.all(bodies.map((body) => callRoute(createRoute, { token: f.merchantA.token, body })));
+    expect(answers.map((a) => a.status).sort()).toEqual([...Array(4).fill(201), ...Array(8).fill(409)]);
+    const refused = answers.find((a) => a.status === 409)!;
+    expect(refused.json.error.message).toContain(String(MAX_OPEN_VOUCHERS_PER_SHOP));
+    expect(await open()).toBe(MAX_OPEN_VOUCHERS_PER_SHOP);
+    const after = await counts();
+    expect(after.vouchers - before.vouchers).toBe(4);
+    expect(after.audit - before.audit).toBe(4);
+
+    // Taking one down frees its place; an admin is held to the same count.
+    const one = answers.find((a) => a.status === 201)!.json.data.id as string;
+    expect((await callRoute(editRoute, { method: 'PATCH', token: f.merchantA.token, params: { id: one }, body: { status: 'taken_down' } })).status).toBe(200);
+    expect((await callRoute(createRoute, { token: f.admin.token, body: { shopId: shop, title: '补上', payValue: 900, actualValue: 1000, type: 0 } })).status).toBe(201);
+    expect((await callRoute(createRoute, { token: f.admin.token, body: { shopId: shop, title: '再多', payValue: 900, actualValue: 1000, type: 0 } })).status).toBe(409);
   });
 });
