@@ -1,6 +1,7 @@
 /**
  * Changing a user's role (admin only). The session carries the role it was created with, so every
- * live session of that user is revoked after the change commits: the next request logs in afresh
+ * live session of that user with another role is revoked after the change commits (and again by a
+ * retry, should Redis have failed the first time): the next request logs in afresh
  * and gets the new role — a demoted merchant keeps no console access, a promoted user must then
  * log in with a password. Audited as user.role-change. The acting admin's row and the target's are
  * locked in one transaction, which also checks that the actor is still an admin and that the last
@@ -12,7 +13,7 @@ import type { RedisClient } from '@/lib/redis/types';
 import { AppError, notFound } from '@/lib/errors';
 import { recordAudit } from '@/lib/audit/audit';
 import { assertAdmin, type Actor } from '@/lib/access/access';
-import { revokeUserSessions } from '@/lib/auth/session';
+import { revokeSessionsNotOfRole } from '@/lib/auth/session';
 import { countOtherAdmins, lockActorAndTarget, setUserRole } from '@/lib/admin/user-role.repository';
 import { findUserByPhone } from '@/lib/auth/user.repository';
 import type { Executor } from '@/lib/db/client';
@@ -38,7 +39,8 @@ export async function changeUserRole(db: DB, redis: RedisClient, actor: Actor, u
     }
     return row.role;
   });
-  const revoked = before === input.role ? 0 : await revokeUserSessions(redis, userId);
+  // Even when MySQL already had the role: this may be the retry of a change whose revocation failed.
+  const revoked = await revokeSessionsNotOfRole(redis, userId, input.role);
   return { id: userId, role: input.role, changed: before !== input.role, revokedSessions: revoked };
 }
 

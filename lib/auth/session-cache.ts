@@ -7,7 +7,7 @@
  * SESSION_CACHE_MAX tokens (on a full cache expired entries go first, then everything), so the
  * touch — and with it the sliding TTL — runs at most once per period per token and process.
  *
- * Revocation: logout (revokeSession) and revokeUserSessions (role change, "log out everywhere")
+ * Revocation: logout and a role change (revokeSession per token) and revokeUserSessions ("log out everywhere")
  * forget the token or user here at once and publish it on `login:sessions-changed`; every process
  * subscribes on a dedicated connection and forgets too. A revoked token is therefore refused
  * everywhere within the pub/sub latency, and never later than SESSION_CACHE_MS. While the

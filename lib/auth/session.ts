@@ -133,6 +133,21 @@ export async function revokeSession(redis: RedisClient, token: string): Promise<
   await notifySessionsChanged(redis, `t:${token}`);
 }
 
+/**
+ * Revokes the sessions of a user that carry a role other than `role` (a role change). Decided by
+ * each session's own role rather than by whether MySQL changed: a change committed in MySQL whose
+ * revocation then met Redis down is retried as a no-op in MySQL, and the retry must still end the
+ * sessions of the old role. Sessions already of the new role (a login after the change) stay.
+ */
+export async function revokeSessionsNotOfRole(redis: RedisClient, userId: string, role: Role): Promise<number> {
+  const tokens = await redis.smembers(keys.userSessions(userId));
+  const held = await Promise.all(tokens.map((t) => redis.hmget(keys.session(t), 'id', 'role')));
+  // A session without a role field reads as 'user' (touchSession).
+  const stale = tokens.filter((_, i) => held[i]![0] !== null && (held[i]![1] ?? 'user') !== role);
+  await Promise.all(stale.map((t) => revokeSession(redis, t)));
+  return stale.length;
+}
+
 /** Revokes every session of a user (role change, "log out everywhere"). One key per command: Cluster-safe. */
 export async function revokeUserSessions(redis: RedisClient, userId: string): Promise<number> {
   const tokens = await redis.smembers(keys.userSessions(userId));
