@@ -9,6 +9,7 @@
  */
 import type { DB, Executor } from '@/lib/db/client';
 import { AppError, notFound } from '@/lib/errors';
+import { log } from '@/lib/log';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import type { RedisClient } from '@/lib/redis/types';
@@ -25,19 +26,42 @@ export async function follow(db: DB, redis: RedisClient, userId: string, targetI
   if (userId === targetId) throw new AppError('BAD_REQUEST', '不能关注自己');
   if (!(await findPublicUser(db, targetId))) throw notFound('用户');
   // The count and the insert under the follower's row lock: parallel follows cannot all pass the cap.
-  const inserted = await db.transaction().execute(async (trx) => {
-    await lockFollower(trx, userId);
+  await writeFollow(db, redis, userId, targetId, true, async (trx) => {
     if ((await countFollowing(trx, userId)) >= MAX_FOLLOWING) throw new AppError('CONFLICT', `最多关注 ${MAX_FOLLOWING} 人`);
-    return insertFollow(trx, userId, targetId);
+    await insertFollow(trx, userId, targetId);
   });
-  if (inserted) await runScript(redis, 'follow-apply', [keys.follows(userId)], [targetId, '1']);
   return { following: true };
 }
 
-export async function unfollow(db: Executor, redis: RedisClient, userId: string, targetId: string): Promise<{ following: false }> {
+export async function unfollow(db: DB, redis: RedisClient, userId: string, targetId: string): Promise<{ following: false }> {
   if (!(await findPublicUser(db, targetId))) throw notFound('用户');
-  if (await deleteFollow(db, userId, targetId)) await runScript(redis, 'follow-apply', [keys.follows(userId)], [targetId, '0']);
+  await writeFollow(db, redis, userId, targetId, false, (trx) => deleteFollow(trx, userId, targetId));
   return { following: false };
+}
+
+/**
+ * One follow or unfollow: the row written and the cached SET updated while the follower's row lock
+ * is held, so one user's writes reach Redis in the order they commit. Applied after the commit, a
+ * follow that committed first could reach Redis after a later unfollow (or the other way round) and
+ * leave the SET apart from tb_follow for its whole TTL. The SET is set to the state just written
+ * even when the row did not change (an idempotent write heals a stale copy). When the commit (or
+ * the Redis call) fails after the SET may have changed, the SET is dropped: it is refilled whole
+ * from tb_follow on the next read.
+ */
+async function writeFollow(db: DB, redis: RedisClient, userId: string, targetId: string, following: boolean, write: (trx: Executor) => Promise<unknown>): Promise<void> {
+  const key = keys.follows(userId);
+  let applied = false;
+  try {
+    await db.transaction().execute(async (trx) => {
+      await lockFollower(trx, userId);
+      await write(trx);
+      applied = true;
+      await runScript(redis, 'follow-apply', [key], [targetId, following ? '1' : '0']);
+    });
+  } catch (err) {
+    if (applied) await redis.del(key).catch((e: unknown) => log.warn({ err: (e as Error).message, userId }, 'follow: could not drop the SET after a failed write'));
+    throw err;
+  }
 }
 
 /** The ids a user follows, from the SET (filled from the DB when missing). */

@@ -35,7 +35,7 @@ const pinned: Record<string, string> = {
   'blog-like-toggle': '01818da1eb11264bc975837a93344d22c05dc526',
   'blog-like-fill': '0f3abd5ff4d67ea9f08aa6bda192394c40a06eb4',
   'feed-push': '72566220c622c3173f52d1de140ba4ff397792c0',
-  'follow-apply': '0ed79c646355a2d6f3a3aec0ea235709975ef72a',
+  'follow-apply': '3a0d4e3f90b4039ee6f9284e8c50fbad0a294597',
   'follow-fill': '67c7425fd4bd79dd1328730c133abfa26f5c29c5',
 };
 
