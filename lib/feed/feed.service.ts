@@ -8,7 +8,7 @@
  * stay in the inbox (removing them would shift the offsets of a scroll in progress) until the cap
  * ages them out.
  */
-import type { Executor } from '@/lib/db/client';
+import type { DB } from '@/lib/db/client';
 import { keys } from '@/lib/redis/keys';
 import type { RedisClient } from '@/lib/redis/types';
 import { findBlogsByIds, type BlogRow } from '@/lib/blog/blog.repository';
@@ -60,7 +60,7 @@ export async function scrollInbox(redis: RedisClient, userId: string, cursor: Fe
 export const FEED_SCAN_MAX = 5 * FEED_PAGE_SIZE;
 
 export async function readFeed(
-  db: Executor,
+  db: DB,
   redis: RedisClient,
   userId: string,
   cursor: FeedCursor | null,

@@ -47,3 +47,21 @@ describe('a follow/unfollow storm', () => {
     expect(apart).toEqual([]);
   }, 60_000);
 });
+
+describe('a SET filled while the user follows', () => {
+  it('600 rounds of a lost SET read back on three hosts while another follows or unfollows: the fill never misses the write', async () => {
+    const [me, target] = [u[0]!, u[1]!];
+    const apart: number[] = [];
+    for (let round = 0; round < 600; round++) {
+      await redis.del(keys.follows(me));
+      const writer = hosts[round % hosts.length]!;
+      const readers = [1, 2, 3].map((k) => hosts[(round + k) % hosts.length]!);
+      const write = round % 2 === 0 ? follow(writer.db, writer.redis, me, target) : unfollow(writer.db, writer.redis, me, target);
+      await Promise.all([write, ...readers.map((r) => followedIds(r.db, r.redis, me))]);
+      const inDb = !!(await db.selectFrom('tb_follow').select('id').where('user_id', '=', me).where('follow_user_id', '=', target).executeTakeFirst());
+      const inSet = (await redis.sismember(keys.follows(me), target)) === 1;
+      if (inSet !== inDb) apart.push(round);
+    }
+    expect(apart).toEqual([]);
+  }, 60_000);
+});

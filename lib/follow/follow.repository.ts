@@ -1,9 +1,16 @@
 /** SQL for follows. tb_follow is the source of truth behind follows:{userId}. */
+import { sql } from 'kysely';
 import type { Executor } from '@/lib/db/client';
 
 /** Serializes one user's follows (the cap's count and the insert), in the caller's transaction. */
 export async function lockFollower(trx: Executor, userId: string): Promise<void> {
   await trx.selectFrom('tb_user').select('id').where('id', '=', userId).forUpdate().execute();
+}
+
+/** Waits out a follow or unfollow of this user in progress and holds the next one off, in the caller's transaction (a SET fill). */
+export async function lockFollowerShared(trx: Executor, userId: string): Promise<void> {
+  // MariaDB has no FOR SHARE: LOCK IN SHARE MODE is its spelling.
+  await trx.selectFrom('tb_user').select('id').where('id', '=', userId).modifyEnd(sql`lock in share mode`).execute();
 }
 
 export async function insertFollow(db: Executor, userId: string, followUserId: string): Promise<boolean> {

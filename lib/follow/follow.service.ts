@@ -14,7 +14,7 @@ import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
 import type { RedisClient } from '@/lib/redis/types';
 import {
-  countFollowers, countFollowing, deleteFollow, findPublicUser, findUsersIn, insertFollow, listFollowedIds, listFollowUsers, lockFollower,
+  countFollowers, countFollowing, deleteFollow, findPublicUser, findUsersIn, insertFollow, listFollowedIds, listFollowUsers, lockFollower, lockFollowerShared,
 } from '@/lib/follow/follow.repository';
 
 /** A user follows at most this many others (bounds the SET and the fill script's arguments). */
@@ -64,19 +64,27 @@ async function writeFollow(db: DB, redis: RedisClient, userId: string, targetId:
   }
 }
 
-/** The ids a user follows, from the SET (filled from the DB when missing). */
-export async function followedIds(db: Executor, redis: RedisClient, userId: string): Promise<Set<string>> {
+/**
+ * The ids a user follows, from the SET (filled from the DB when missing). The fill reads and writes
+ * under a shared lock of the follower's row: a follow committed between the read and the fill
+ * found no SET to update, and the fill left it out for the SET's whole TTL (that author's notes
+ * hidden from the feed for a day).
+ */
+export async function followedIds(db: DB, redis: RedisClient, userId: string): Promise<Set<string>> {
   const key = keys.follows(userId);
   let members = await redis.smembers(key);
   if (members.length === 0) {
-    const ids = await listFollowedIds(db, userId);
-    await runScript(redis, 'follow-fill', [key], [FOLLOWS_TTL_SECONDS, ...ids]);
-    members = ids;
+    members = await db.transaction().execute(async (trx) => {
+      await lockFollowerShared(trx, userId);
+      const ids = await listFollowedIds(trx, userId);
+      await runScript(redis, 'follow-fill', [key], [FOLLOWS_TTL_SECONDS, ...ids]);
+      return ids;
+    });
   }
   return new Set(members.filter((m) => m !== MARKER));
 }
 
-export async function isFollowing(db: Executor, redis: RedisClient, userId: string, targetId: string): Promise<boolean> {
+export async function isFollowing(db: DB, redis: RedisClient, userId: string, targetId: string): Promise<boolean> {
   return (await followedIds(db, redis, userId)).has(targetId);
 }
 
@@ -97,7 +105,7 @@ const byIdAsc = (a: string, b: string) => (a.length - b.length) || (a < b ? -1 :
  * two single-slot reads intersected in the process (Cluster-safe). Each user follows at most
  * MAX_FOLLOWS, so the intersection is small enough to sort per request.
  */
-export async function commonFollows(db: Executor, redis: RedisClient, userId: string, otherId: string, after: string | null = null, limit = COMMON_PAGE_SIZE): Promise<CommonFollows> {
+export async function commonFollows(db: DB, redis: RedisClient, userId: string, otherId: string, after: string | null = null, limit = COMMON_PAGE_SIZE): Promise<CommonFollows> {
   const [mine, theirs] = await Promise.all([followedIds(db, redis, userId), followedIds(db, redis, otherId)]);
   const both = [...mine].filter((id) => theirs.has(id)).sort(byIdAsc);
   const rest = after === null ? both : both.filter((id) => byIdAsc(id, after) > 0);
@@ -122,7 +130,7 @@ export interface UserProfile {
   followedByMe: boolean | null;
 }
 
-export async function userProfile(db: Executor, redis: RedisClient, id: string, viewerId: string | null): Promise<UserProfile> {
+export async function userProfile(db: DB, redis: RedisClient, id: string, viewerId: string | null): Promise<UserProfile> {
   const u = await findPublicUser(db, id);
   if (!u) throw notFound('用户');
   const [followers, following, followedByMe] = await Promise.all([
