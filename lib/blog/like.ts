@@ -96,10 +96,15 @@ async function settleRow(db: DB, redis: RedisClient, blogId: string, userId: str
 /**
  * Refills the ZSET from tb_blog_like when Redis lost it. Readers only refill for a note whose
  * count says it has likes (a note nobody liked has no key until its first toggle fills it).
+ * The reader loaded the note before: if it was deleted since (its ZSET deleted after the commit),
+ * the fill would outlive it, and the ZSET has no TTL. So the note is looked up after the fill, and
+ * the fill undone when it is gone (as a toggle's settleRow does).
  */
 async function ensureLikesCached(db: Executor, redis: RedisClient, blogId: string, count: number): Promise<void> {
-  if (count === 0 || (await redis.exists(keys.blogLiked(blogId))) === 1) return;
-  await runScript(redis, 'blog-like-fill', [keys.blogLiked(blogId)], await likesAsArgs(db, blogId));
+  const key = keys.blogLiked(blogId);
+  if (count === 0 || (await redis.exists(key)) === 1) return;
+  const filled = await runScript<number>(redis, 'blog-like-fill', [key], await likesAsArgs(db, blogId));
+  if (filled === 1 && !(await blogExists(db, blogId))) await redis.del(key);
 }
 
 /**
