@@ -16,6 +16,7 @@ import { takeStock } from '@/lib/seckill/seckill.repository';
 import { neverWrittenOrderIds, recordFoldedOrders, type OrderFailure } from '@/lib/seckill/failure.repository';
 import { saleWindows } from '@/lib/order/sale-window.repository';
 import { grabbedInWindow } from '@/lib/order/off-sale';
+import { env } from '@/lib/env';
 
 /** The DB has fewer units left than the new orders need: Redis and MySQL disagree about this voucher. */
 export class StockGuardError extends Error {
@@ -38,6 +39,21 @@ export interface PersistResult {
   failed: Set<string>;
   /** Of those, the ones recorded by this call. */
   folded: OrderFailure[];
+  /** When this call wrote (ms): the orders' payment windows start at `payableFrom(m, writtenAt)`. */
+  writtenAt: number;
+}
+
+/** A write later than this after the grab (or half the payment window, if shorter) is late. */
+export const LATE_WRITE_MS = 10_000;
+
+/**
+ * When the order's payment window starts: at the grab (`at`, its create_time), unless the order is
+ * written late (a database outage, retries, a dead letter replayed later), when it starts at the
+ * write. Else an order written after its deadline would be cancelled on arrival, and its buyer,
+ * answered 200, could never pay for it. The timeout is scheduled from the same instant.
+ */
+export function payableFrom(m: OrderMessage, writtenAt: number, windowMs = env.ORDER_PAY_TIMEOUT_SECONDS * 1000): OrderMessage {
+  return writtenAt - m.at > Math.min(LATE_WRITE_MS, windowMs / 2) ? { ...m, at: writtenAt } : m;
 }
 
 export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][] {
@@ -55,7 +71,7 @@ export function groupByVoucher(msgs: OrderMessage[]): [string, OrderMessage[]][]
   return [...groups.entries()].sort(([a], [b]) => byId(a, b));
 }
 
-export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<PersistResult> {
+export async function persistOrders(db: DB, msgs: OrderMessage[], writtenAt = Date.now()): Promise<PersistResult> {
   const groups = groupByVoucher(msgs);
   let discarded = new Set<string>();
   let failed = new Set<string>();
@@ -76,7 +92,8 @@ export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<Persi
         else offSale.push(m);
       }
       if (group.length === 0) continue;
-      const n = await insertOrdersIgnoringDuplicates(trx, group, w?.payValue);
+      // The window check above is on the grab's time; the row's create_time is when its payment window starts.
+      const n = await insertOrdersIgnoringDuplicates(trx, group.map((m) => payableFrom(m, writtenAt)), w?.payValue);
       if (n > 0 && !(await takeStock(trx, voucherId, n))) throw new StockGuardError(voucherId, n);
       if (n < group.length) folded.push(...(await recordFoldedOrders(trx, voucherId, group)));
       total += n;
@@ -84,7 +101,7 @@ export async function persistOrders(db: DB, msgs: OrderMessage[]): Promise<Persi
     return total;
   });
   for (const f of folded) failed.add(f.orderId);
-  return { inserted, duplicates: msgs.length - inserted - discarded.size - offSale.length - folded.length, discarded, offSale, failed, folded };
+  return { inserted, duplicates: msgs.length - inserted - discarded.size - offSale.length - folded.length, discarded, offSale, failed, folded, writtenAt };
 }
 
 const TRANSIENT_CODES = new Set([

@@ -33,7 +33,7 @@ export function timeoutOrderIds(body: Buffer): string[] {
   return m.v === 1 ? [m.orderId] : m.orderIds;
 }
 
-/** An order whose payment window started at `at` (ms since epoch: when the grab was accepted). */
+/** An order whose payment window started at `at` (ms since epoch: the grab, or the write of an order written late: payableFrom in lib/order/persist.ts). */
 export interface TimeoutDue {
   orderId: string;
   at: number;

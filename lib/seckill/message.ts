@@ -17,7 +17,7 @@ export const orderMessageSchema = z.object({
   orderId: idSchema,
   userId: idSchema,
   voucherId: idSchema,
-  /** When Redis accepted the grab (ms since epoch, Redis clock); becomes the order's create_time. */
+  /** When Redis accepted the grab (ms since epoch, Redis clock); becomes the order's create_time (unless written late: payableFrom). */
   at: z.number().int().positive(),
 });
 
