@@ -53,7 +53,8 @@ export interface HandlerDeps {
 
 class ShuttingDown extends Error {}
 
-const MAX_PAYLOAD_CHARS = 60_000;
+/** tb_order_dead_letter.payload is a TEXT: 65 535 bytes, not characters. */
+const MAX_PAYLOAD_BYTES = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createBatchHandler(deps: HandlerDeps) {
@@ -84,7 +85,7 @@ export function createBatchHandler(deps: HandlerDeps) {
           orderId: ids.orderId ?? null,
           voucherId: ids.voucherId ?? null,
           userId: ids.userId ?? null,
-          payload: d.body.toString('utf8').slice(0, MAX_PAYLOAD_CHARS),
+          payload: payloadText(d.body),
           reason,
           attempts,
         }),
@@ -180,6 +181,20 @@ export function createBatchHandler(deps: HandlerDeps) {
     }
     await settle(valid);
   };
+}
+
+/**
+ * The body as UTF-8 text of at most MAX_PAYLOAD_BYTES, cut between characters. Counted in
+ * characters, Chinese text (3 bytes each) or bytes that are not UTF-8 at all (each read as U+FFFD,
+ * 3 bytes) overflowed the column, and the dead letter was never filed where the admin looks.
+ */
+function payloadText(body: Buffer): string {
+  const text = body.toString('utf8');
+  const utf8 = Buffer.from(text);
+  if (utf8.length <= MAX_PAYLOAD_BYTES) return text;
+  let end = MAX_PAYLOAD_BYTES;
+  while (end > 0 && (utf8[end]! & 0xc0) === 0x80) end--; // back to the first byte of the character the cut falls in
+  return utf8.subarray(0, end).toString('utf8');
 }
 
 /** For a poison message that is JSON of the wrong shape, keep the voucher and user it names (for the admin's filters). */
