@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '@/lib/db/client';
 
-/** Orders per bucket of acceptance time (create_time is when Redis accepted the grab). */
+/** Orders per bucket of acceptance time (create_time is when Redis accepted the grab; for an order written more than 10 s late, the write: payableFrom in lib/order/persist.ts). */
 export async function orderBuckets(db: Executor, voucherId: string, fromMs: number, bucketSec: number): Promise<Map<number, number>> {
   const bucket = sql<number>`FLOOR((UNIX_TIMESTAMP(create_time) - ${fromMs / 1000}) / ${bucketSec})`;
   const rows = await db
