@@ -114,11 +114,19 @@ export interface DeadLetterInput {
  * order still in flight (a redelivery, a sweeper republish) that fails after the discard would
  * file a new `dead` row behind the `discarded` one, and the sweeper, reading the latest row, would
  * then keep the unit the discard gave back for good. After a replay a new failure is filed again.
+ * A poison message (no order id): once per body while its row waits for the admin.
  */
 export async function insertDeadLetterOnce(db: Executor, d: DeadLetterInput): Promise<void> {
   const values = { order_id: d.orderId, voucher_id: d.voucherId, user_id: d.userId, payload: d.payload, reason: d.reason.slice(0, 512), attempts: d.attempts };
   if (d.orderId === null) {
-    await db.insertInto('tb_order_dead_letter').values(values).execute();
+    // A poison message has no order id to trust: once per body while it waits for the admin. A
+    // channel lost between this insert and the ack delivers it again, which filed a second row.
+    await sql`
+      INSERT INTO tb_order_dead_letter (order_id, voucher_id, user_id, payload, reason, attempts)
+      SELECT NULL, ${values.voucher_id}, ${values.user_id}, ${values.payload}, ${values.reason}, ${values.attempts}
+      FROM DUAL
+      WHERE NOT EXISTS (SELECT 1 FROM tb_order_dead_letter WHERE order_id IS NULL AND status = 'dead' AND BINARY payload = ${values.payload})
+    `.execute(db);
     return;
   }
   await sql`
