@@ -11,8 +11,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
-  // This file's own ports, beside its E2E_PORT (each checkout has its own).
-  const base = 20_000 + Number(process.env.E2E_PORT ?? 3105);
+  // Two ports of this file's own, from its E2E_PORT (each checkout has its own; neighbours' pairs never overlap).
+  const base = 20_000 + 2 * Number(process.env.E2E_PORT ?? 3105);
   process.env.RABBITMQ_URL = `amqp://guest:guest@127.0.0.1:${base}`;
   process.env.POISON_TEST_DB_PROXY_PORT = String(base + 1);
 });
