@@ -24,6 +24,11 @@
            admitted-not-won are at most the stock) or lapsed (admitted before the checkpoint: its
            unit may go to the next ticket). Checkpoints of served every hold/4, a ring of 8 fields
            in the state hash (h0..h7 = 'ms:served', hi = the next slot, hat = when the last was taken).
+           The counter's last move (hl = 'ms:served') joins the ring when the counter moves again
+           after standing still a quarter hold or more: a counter that caught up with every ticket
+           stops moving, and its last move, within a quarter hold of the checkpoint before it, would
+           otherwise never be recorded (the holders it admitted held their units again for the next
+           arrivals, a whole hold after theirs had lapsed).
 
   Returns  {0, position|false, served, issued, stock, begin, end, shuffled(0/1), now, held(0/1)}
            held: with a hold, every open unit is held by an admitted ticket that has not bought
@@ -97,7 +102,7 @@ if now >= begin then
   -- With a hold: the units won since the room first admitted, and the checkpoint ring's cursor.
   local won, hi, hat = 0, 0, -1
   if capped then
-    local w = redis.call('HMGET', KEYS[3], 'w0', 'hi', 'hat')
+    local w = redis.call('HMGET', KEYS[3], 'w0', 'hi', 'hat', 'hl')
     local bought = redis.call('SCARD', KEYS[5])
     local w0 = tonumber(w[1])
     if not w0 then
@@ -105,6 +110,12 @@ if now >= begin then
       redis.call('HSET', KEYS[3], 'w0', w0)
     end
     won, hi, hat = bought - w0, tonumber(w[2]) or 0, tonumber(w[3]) or -1
+    local sep = w[4] and string.find(w[4], ':', 1, true)
+    local lastMove = sep and tonumber(string.sub(w[4], 1, sep - 1))
+    if lastMove and lastMove > hat and now - lastMove >= hold / 4 then
+      redis.call('HSET', KEYS[3], 'h' .. hi, w[4], 'hi', (hi + 1) % 8, 'hat', lastMove)
+      hi, hat = (hi + 1) % 8, lastMove
+    end
   end
   local at = tonumber(st[4]) or begin
   if at < begin then
@@ -119,11 +130,17 @@ if now >= begin then
     if capped and now - hat >= hold / 4 then
       redis.call('HSET', KEYS[3], 'h' .. hi, now .. ':' .. nextServed, 'hi', (hi + 1) % 8, 'hat', now)
     end
+    local moved = nextServed > served
     served = nextServed
     if capped then
       -- wl: the room's wins as the counter last counted them (a room that lapses and opens again
-      -- counts its wins on from there, lua/seckill-room-open-3.lua)
-      redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now, 'wl', won)
+      -- counts its wins on from there, lua/seckill-room-open-3.lua); hl only when it moved (the
+      -- moment it reached this value)
+      if moved then
+        redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now, 'wl', won, 'hl', now .. ':' .. served)
+      else
+        redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now, 'wl', won)
+      end
     else
       redis.call('HSET', KEYS[3], 'served', tostring(served), 'at', now)
     end

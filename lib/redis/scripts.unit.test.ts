@@ -20,7 +20,7 @@ const pinned: Record<string, string> = {
   'seckill-epoch': '795dc6585d215b5622ad1740ca9dc6e9ac019335',
   'seckill-order-id': '77c7b7ad9dd201b15a72702eaff256fef35f87b3',
   'seckill-preheat': '8d0fcd256f3909f3d73720e47fc2959eefbd3427',
-  'seckill-room-look': '9bd0a9103a362d4442b2c07240623a6325f40d36',
+  'seckill-room-look': '6f2d0deddae23db856f9ae497a6037da259f8d9f',
   'seckill-room-open': '37e948a1f579260697719aa2f0d5cb3863b66538',
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
