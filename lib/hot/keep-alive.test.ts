@@ -6,7 +6,7 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHotServer } from '@/lib/hot/server';
+import { createHotServer, MAX_PIPELINED } from '@/lib/hot/server';
 import { writeReply } from '@/lib/hot/node-adapter';
 import { route } from '@/lib/http/route';
 import { closeRedis } from '@/lib/redis/client';
@@ -25,7 +25,11 @@ const knowing = route({ auth: 'none', known: () => (sale.soldOut ? 'sold out' : 
   return { body: await req.text() };
 });
 
+/** Requests the last started server took from its sockets ('request' events). */
+let taken = 0;
+
 async function start(keepAliveMs: number, slowMs = 0): Promise<number> {
+  taken = 0;
   const server = createHotServer({
     routes: [
       { name: 'echo', method: 'POST', path: '/api/echo', handler: echo },
@@ -39,6 +43,7 @@ async function start(keepAliveMs: number, slowMs = 0): Promise<number> {
     },
   });
   servers.push(server);
+  server.on('request', () => taken++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   expect(server.keepAliveTimeout).toBe(0); // node's own per-request timer is off
   return (server.address() as AddressInfo).port;
@@ -112,6 +117,45 @@ describe('hot server connections', () => {
     }
     expect(c.isClosed).toBe(false);
     c.socket.destroy();
+  });
+
+  it('a client pipelining without reading its answers is closed: the server holds at most a read of its requests, and others are answered meanwhile', async () => {
+    const port = await start(5000);
+    const heapBefore = process.memoryUsage().heapUsed;
+    // The attacker: 3 s of GETs back to back on one connection, never reading an answer. Before the
+    // cap the server parsed and kept every one (hundreds of thousands, GBs of heap in seconds).
+    const flood = connect(port);
+    flood.socket.pause();
+    flood.socket.on('error', () => {}); // the reset is the expected end
+    const burst = req('GET').repeat(1000);
+    let sent = 0;
+    const honest: number[] = [];
+    const until = Date.now() + 3000;
+    let nextProbe = Date.now();
+    while (Date.now() < until && !flood.isClosed) {
+      if (Date.now() >= nextProbe) {
+        nextProbe += 100;
+        const from = Date.now();
+        const c = connect(port);
+        c.send(req('GET'));
+        void c.response().then((r) => {
+          honest.push(r.status === 200 ? Date.now() - from : Infinity);
+          c.socket.destroy();
+        });
+      }
+      flood.socket.write(burst);
+      sent += 1000;
+      if (flood.socket.writableLength > 1e6) await new Promise((r) => setTimeout(r, 2));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(flood.isClosed).toBe(true);
+    // What the server took: the requests allowed to wait, plus those of the read that crossed the limit.
+    expect(taken).toBeLessThan(MAX_PIPELINED + 5000);
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(200e6);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(honest.length).toBeGreaterThan(0);
+    expect(Math.max(...honest)).toBeLessThan(500);
+    expect(sent).toBeGreaterThan(MAX_PIPELINED);
   });
 
   it('a known answer to a POST is given without its body; the connection goes on, or closes if the body is not all there', async () => {

@@ -246,7 +246,21 @@ export function createHotServer(o: HotServerOptions): http.Server {
     // refused body's 413 says Connection: close), and then this request must not run at all:
     // its answer could never be sent (a grab done that nobody is told about).
     if (res.socket === null) {
-      res.once('socket', () => serve(req, res));
+      // node stops reading a connection whose queued answers pile up unsent; these write nothing
+      // until they have the socket, so that brake never engages: a client pipelining without
+      // reading its answers had this process hold every request it sent (GBs from one connection
+      // in seconds). Past MAX_PIPELINED waiting, the connection is closed.
+      const socket = req.socket as Socket & { [WAITING]?: number };
+      const waiting = (socket[WAITING] ?? 0) + 1;
+      if (waiting > MAX_PIPELINED) {
+        socket.destroy();
+        return;
+      }
+      socket[WAITING] = waiting;
+      res.once('socket', () => {
+        socket[WAITING]!--;
+        serve(req, res);
+      });
       return;
     }
     serve(req, res);
@@ -270,6 +284,10 @@ export function createHotServer(o: HotServerOptions): http.Server {
   capConnectionsPerClient(server, o.maxConnectionsPerClient ?? env.WEB_MAX_CONNECTIONS_PER_CLIENT, o.trustedProxies);
   return server;
 }
+
+/** Requests one connection may have waiting behind the answer in progress (pipelined); more closes it. No client pipelines this deep for its own use. */
+export const MAX_PIPELINED = 256;
+const WAITING = Symbol('pipelined requests waiting');
 
 /** node's own answers to a request it could not take (its parser's 400/431/413, a deadline's 408), with the API's security headers. */
 function clientErrorAnswer(status: string): string {
