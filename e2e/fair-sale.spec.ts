@@ -11,6 +11,7 @@ import { devices, expect, test, type Page } from '@playwright/test';
 import { journeyData } from './support/journey-data';
 import { loginBySms } from './support/login';
 import { look } from './support/look';
+import { expectOrderListed } from './support/orders';
 
 const SHOP = '103茶餐厅'; // seeded
 const STARTS_IN_MS = 30_000;
@@ -85,6 +86,6 @@ test('reserve → the room (the place goes down) → the gate → grab → order
   await expect(bBox.getByTestId('waitlist-bought')).toBeVisible();
   await bBox.getByTestId('waitlist-order-link').click();
   await expect(b).toHaveURL(/\/orders/);
-  await expect(b.getByTestId('order-item').filter({ hasText: v.title }).getByTestId('order-status')).toHaveText('待支付', { timeout: 15_000 });
+  await expectOrderListed(b, v.title, '待支付');
   await bContext.close();
 });

@@ -8,6 +8,7 @@ import { devices, expect, test, type Page } from '@playwright/test';
 import { journeyData } from './support/journey-data';
 import { loginByPassword, loginBySms } from './support/login';
 import { look } from './support/look';
+import { expectOrderListed } from './support/orders';
 
 const SHOP = '103茶餐厅'; // seeded, owned by the first demo merchant
 const MERCHANT = { phone: '13800000001', password: 'merchant123' };
@@ -64,8 +65,7 @@ test('A buys the last unit, B joins the waitlist, A cancels, B gets the offer an
   await expect(bBox.getByTestId('waitlist-bought')).toBeVisible();
   await bBox.getByTestId('waitlist-order-link').click();
   await expect(b).toHaveURL(/\/orders/);
-  const bItem = b.getByTestId('order-item').filter({ hasText: v.title });
-  await expect(bItem.getByTestId('order-status')).toHaveText('待支付', { timeout: 15_000 });
+  await expectOrderListed(b, v.title, '待支付');
   await look(b, 'waitlist-order');
   await bContext.close();
 
