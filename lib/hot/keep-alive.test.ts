@@ -19,8 +19,10 @@ afterAll(async () => {
 
 const echo = route({ auth: 'none' }, async ({ req }) => ({ method: req.method, body: req.method === 'POST' ? await req.text() : null }));
 /** A route that knows its answer while `soldOut` is set (as the room's 已抢光), else echoes the body. */
-const sale = { soldOut: false, handled: 0 };
-const knowing = route({ auth: 'none', known: () => (sale.soldOut ? 'sold out' : undefined) }, async ({ req }) => {
+const sale = { soldOut: false, handled: 0, known: 0 };
+/** Counts each known answer it gives, as the grab's remembered refusals count themselves: asked once per request. */
+const knownAnswer = () => (sale.soldOut ? (sale.known++, 'sold out') : undefined);
+const knowing = route({ auth: 'none', known: knownAnswer }, async ({ req }) => {
   sale.handled++;
   return { body: await req.text() };
 });
@@ -171,6 +173,7 @@ describe('hot server connections', () => {
     expect(await c.response()).toEqual({ status: 200, body: JSON.stringify({ data: 'sold out' }) });
     expect(JSON.parse((await c.response()).body)).toEqual({ data: { method: 'GET', body: null } });
     expect(sale.handled).toBe(0);
+    expect(sale.known).toBe(2); // once per known answer, not once by the door and again by the route
     // Not known: the body is read and handled as before.
     sale.soldOut = false;
     c.send(post('{"n":1}'));

@@ -184,9 +184,12 @@ export function createHotServer(o: HotServerOptions): http.Server {
     try {
       // An answer the route already knows (the same for everyone: a sold-out room's 已抢光) needs no
       // body: answered in this turn, unread, like a request without one. node drops the unread body
-      // once the answer is sent; sendReply closes the connection if the body was not all there.
-      const pending = route.handler.known?.(params) !== undefined ? null : readBody(req, res);
-      const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params, res)) : route.handler.core(toHotRequest(req, null), params, res);
+      // once the answer is sent; sendReply closes the connection if the body was not all there. The
+      // answer is handed to the core, not asked for again: a known answer may count itself (the
+      // grab's remembered refusals do).
+      const known = hasBody(req) ? route.handler.known?.(params) : undefined;
+      const pending = known !== undefined ? null : readBody(req, res);
+      const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params, res)) : route.handler.core(toHotRequest(req, null), params, res, known);
       if (!(out instanceof Promise)) return answer(res, route, out, started, false);
       return out.then((v) => answer(res, route, v, started, true)).catch((err: unknown) => failed(req, res, route, err, started));
     } catch (err) {

@@ -37,7 +37,7 @@ type UserFor<A extends AuthLevel> = A extends 'none' | 'optional' ? SessionUser 
  * session and the handler's answer are both known in memory (a remembered refusal), the Reply comes
  * back as a value, not a promise.
  */
-export type RouteCore<P> = (req: Request, params: P, admission?: Admission) => MaybePromise<Reply | Response>;
+export type RouteCore<P> = (req: Request, params: P, admission?: Admission, known?: unknown) => MaybePromise<Reply | Response>;
 
 /**
  * A door's limit on work in progress (the hot server's in-flight cap). Asked once per request,
@@ -67,7 +67,11 @@ export class Refusal {
 }
 export type RouteHandler<P> = ((req: Request, ctx: { params: Promise<P> }) => Promise<Response>) & {
   core: RouteCore<P>;
-  /** The route's `known` (RouteOptions): a door may ask it before reading a request's body, which such an answer never needs. */
+  /**
+   * The route's `known` (RouteOptions): a door may ask it before reading a request's body, which
+   * such an answer never needs, and then hands a defined answer to `core` (its `known` argument)
+   * instead of letting the core ask again: a known answer may count itself.
+   */
   known?: (params: P) => unknown;
 };
 
@@ -100,12 +104,12 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     if (out instanceof Promise) admission.waiting();
     return out;
   }
-  const core: RouteCore<P> = (req, params, admission) => {
+  const core: RouteCore<P> = (req, params, admission, asked) => {
     const started = Date.now();
     const https = isHttps(req.url, req.headers);
     try {
       if (opts.known !== undefined) {
-        const known = opts.known(params);
+        const known = asked !== undefined ? asked : opts.known(params);
         if (known !== undefined) return answer(known, req, https, started);
       }
       const caller = opts.auth === 'none' ? null : resolveCaller(req.headers);
