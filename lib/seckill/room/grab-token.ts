@@ -19,7 +19,7 @@ import { runScript } from '@/lib/redis/scripts';
 import { homeTag } from '@/lib/seckill/buckets/count';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
 import { grabVoucher, takeOrderId, type GrabResult } from '@/lib/seckill/grab';
-import { leaveTurn, takeTurn } from '@/lib/seckill/room/turns';
+import { keepTurn, leaveTurn, takeTurn } from '@/lib/seckill/room/turns';
 
 export interface GrabPass {
   token: string;
@@ -78,6 +78,12 @@ async function issueToken(redis: RedisClient, voucherId: string, userId: string)
  * `onWait`: called when the grab waits for its turn (the caller lets go of its in-flight slot).
  */
 export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, passed: boolean, place: number | null, onWait?: () => void): Promise<GrabResult | null> {
+  // The turn is kept before the first round trip: buyers a tick admits together (park.ts answers
+  // them in place order, in one pass) make different round trips before their grab (one whose
+  // request did not pass the gate asks Redis below whether it did before), and each waits in
+  // takeTurn for the places ahead of it, so their grabs still go in place order. A buyer still to
+  // solve the gate (null below) keeps it too: the places behind wait a moment for their grab.
+  if (place !== null) keepTurn(voucherId, place, true);
   if (!passed && (await redis.sismember(keys.roomPassed(voucherId), userId)) !== 1) return null;
   if (place === null) return buy(db, redis, voucherId, userId, ip);
   try {

@@ -56,17 +56,11 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
     seen = await out;
   }
   if (ask.buy && seen.state === 'admitted') {
-    // The turn is kept before the first round trip: buyers a tick admits together (park.ts answers
-    // them in place order, in one pass) make different round trips before their grab (one whose
-    // request did not pass the gate asks Redis whether it did before), and each waits here for the
-    // places ahead of it, so their grabs still go in place order. Buying takes the turn back.
-    if (seen.position !== null) keepTurn(voucherId, seen.position, true);
     // Waiting for the turn, like a parked look, waits on others, not on the box's work.
     const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passing, seen.position, () => admission?.detach());
+    // Null: the gate still to solve. buyOnAdmission kept the turn, so the places behind wait a
+    // moment for this one's grab (docs/fair-sale.md#in-turn).
     if (purchase) return { ...seen, purchase };
-    // Admitted, asking to buy, the gate still to solve: the places behind wait a moment for this
-    // one's grab (docs/fair-sale.md#in-turn).
-    if (seen.position !== null) keepTurn(voucherId, seen.position, true);
   } else if (ask.buy && seen.state === 'waiting') {
     // Waiting: after the start the place is final (its moment starts once the places behind buy);
     // before it, the shuffle will give the place (kept by user until then).
