@@ -9,7 +9,7 @@
   KEYS[2]  seckill:{tag}:buyers
   KEYS[3]  seckill:{tag}:forfeit
   KEYS[4]  seckill:{tag}:meta       hash: end (ms)
-  KEYS[5]  seckill:{tag}:waitlist   sorted set userId -> join sequence
+  KEYS[5]  seckill:{tag}:waitlist   sorted set userId -> place (room place, or a late offset + join sequence; docs/fair-sale.md#a-room-sales-waitlist), served lowest first
   KEYS[6]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms)
   KEYS[7]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
   ARGV[1]  how long a new offer stays open (ms)   ARGV[2] most offers to close in this call

@@ -18,7 +18,7 @@
   KEYS[3]  seckill:{tag}:returned   set of order ids already given back
   KEYS[4]  seckill:{tag}:forfeit    set of user ids who gave a unit back
   KEYS[5]  seckill:{tag}:meta       hash: end (ms)
-  KEYS[6]  seckill:{tag}:waitlist   sorted set userId -> join sequence
+  KEYS[6]  seckill:{tag}:waitlist   sorted set userId -> place (room place, or a late offset + join sequence; docs/fair-sale.md#a-room-sales-waitlist), served lowest first
   KEYS[7]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms, Redis clock)
   KEYS[8]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
   ARGV[1]  orderId   ARGV[2] userId   ARGV[3] how long an offer stays open (ms)

@@ -5,16 +5,22 @@
  * then 候补中 · 第 N 位 (asked again every few seconds), and when a returned unit is offered to
  * this user, a countdown and 立即购买. The server decides everything; the countdown here is
  * drawn from the time left the server measured by its own clock, not from this device's clock.
+ * A room sale's waitlist asks for the room's bot gate first (`gate` in the view): 加入候补 shows
+ * the widget, which solves it on the card (only for the sale the visitor chose, not for every sold-out
+ * card on the page), and the join goes with the solution as soon as it is found.
  */
 import Link from 'next/link';
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
+import { AltchaGate } from '@/app/_components/altcha-gate';
 
 type Me = { state: 'none' } | { state: 'waiting'; position: number } | { state: 'offered'; expiresInMs: number };
 interface WaitlistView {
   waiting: number;
   offerMs: number;
   me: Me | null;
+  /** A room sale's bot gate is still to pass before joining. */
+  gate?: boolean;
 }
 
 /** How often a waiting page asks whether a unit came back. */
@@ -34,6 +40,8 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
   const [error, setError] = useState<string | null>(null);
   const [orderId, setOrderId] = useState<string | null>(null);
   const [expiredNotice, setExpiredNotice] = useState(false);
+  // A room sale's gate being solved for a join (the widget shows while this is true).
+  const [gating, setGating] = useState(false);
 
   const apply = useCallback((v: WaitlistView) => {
     setView((old) => {
@@ -80,7 +88,13 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
     return () => clearInterval(t);
   }, [offer, fetchedAt, load]);
 
-  async function act(kind: 'join' | 'leave' | 'claim') {
+  async function act(kind: 'join' | 'leave' | 'claim', altcha?: string) {
+    if (kind === 'join' && view?.gate && altcha === undefined) {
+      setError(null);
+      setGating(true);
+      return;
+    }
+    setGating(false);
     setBusy(kind);
     setError(null);
     setExpiredNotice(false);
@@ -89,10 +103,13 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
         const r = await api<{ orderId: string }>(`/api/seckill/${voucherId}/waitlist/claim`, { method: 'POST' });
         setOrderId(r.orderId);
       } else {
-        apply(await api<WaitlistView>(`/api/seckill/${voucherId}/waitlist`, { method: kind === 'join' ? 'POST' : 'DELETE' }));
+        const body = kind === 'join' && altcha !== undefined ? { altcha } : undefined;
+        apply(await api<WaitlistView>(`/api/seckill/${voucherId}/waitlist`, { method: kind === 'join' ? 'POST' : 'DELETE', body }));
       }
     } catch (e) {
       setError(e instanceof ApiError ? e.message : '网络异常，请稍后再试');
+      // A solution refused (expired, or spent by another tab): the next 加入候补 solves a fresh one.
+      if (e instanceof ApiError && e.code === 'POW_FAILED') void load();
       if (kind === 'claim') void load();
     } finally {
       setBusy(null);
@@ -148,20 +165,28 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
           </button>
         </div>
       ) : (
-        <div className="flex items-center justify-between gap-3">
-          <p className="text-gray-600">
-            已售罄{view.waiting > 0 ? `，${view.waiting} 人候补中` : ''}。有人退单时按顺序留给候补的人
-          </p>
-          <button
-            type="button"
-            data-testid="waitlist-join"
-            disabled={busy !== null}
-            onClick={() => act('join')}
-            className="shrink-0 rounded-full border border-brand px-4 py-1.5 font-medium text-brand active:bg-brand/10 disabled:border-gray-300 disabled:text-gray-300"
-          >
-            {busy === 'join' ? '加入中…' : '加入候补'}
-          </button>
-        </div>
+        <>
+          <div className="flex items-center justify-between gap-3">
+            <p className="text-gray-600">
+              已售罄{view.waiting > 0 ? `，${view.waiting} 人候补中` : ''}。有人退单时按顺序留给候补的人
+            </p>
+            <button
+              type="button"
+              data-testid="waitlist-join"
+              disabled={busy !== null || gating}
+              onClick={() => act('join')}
+              className="shrink-0 rounded-full border border-brand px-4 py-1.5 font-medium text-brand active:bg-brand/10 disabled:border-gray-300 disabled:text-gray-300"
+            >
+              {busy === 'join' ? '加入中…' : gating ? '验证中…' : '加入候补'}
+            </button>
+          </div>
+          {gating && (
+            <div className="mt-2" data-testid="waitlist-gate">
+              <p className="mb-1 text-xs text-gray-600">排队抢购的候补需先完成人机验证（自动进行，约 1 秒），完成后自动加入</p>
+              <AltchaGate challengeUrl={`/api/seckill/${voucherId}/room/challenge`} onSolved={(payload) => void act('join', payload)} testId="waitlist-gate-widget" />
+            </div>
+          )}
+        </>
       )}
       {expiredNotice && !offer && !orderId && (
         <p role="status" className="mt-1 text-xs text-amber-700" data-testid="waitlist-expired">

@@ -44,7 +44,7 @@ export const keys = {
   seckillWinners: (vid: string) => `seckill:{${vid}}:winners`,
   /**
    * The waitlist for returned units (docs/fair-sale.md#waitlist), in the user's home bucket tag
-   * (today the voucher id): waiting users (sorted set, score = join sequence), their open offers
+   * (today the voucher id): waiting users (sorted set, score = room place, else 1e12 + join sequence), their open offers
    * (sorted set, score = offer expiry ms), and counters (hash: seq, offered, claimed, expired).
    */
   seckillWaitlist: (tag: string) => `seckill:{${tag}}:waitlist`,

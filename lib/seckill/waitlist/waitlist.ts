@@ -21,6 +21,7 @@ import type { OrderMessage } from '@/lib/seckill/message';
 import { publishSoon } from '@/lib/seckill/publish-batch';
 import { waitKeys, waitTag } from '@/lib/seckill/waitlist/tag';
 import { bucketCount } from '@/lib/seckill/buckets/count';
+import { passGate } from '@/lib/seckill/room/grab-token';
 
 
 export type WaitlistMe = { state: 'none' } | { state: 'waiting'; position: number } | { state: 'offered'; expiresInMs: number };
@@ -32,6 +33,12 @@ export interface WaitlistView {
   offerMs: number;
   /** null without a session. */
   me: WaitlistMe | null;
+  /**
+   * A room sale's waitlist asks for the room's bot gate first (docs/fair-sale.md#a-room-sales-waitlist):
+   * true when this user has not passed it yet, so the page shows the widget and joins with its
+   * solution. Absent without a session.
+   */
+  gate?: boolean;
 }
 
 const refusals: Record<number, () => AppError> = {
@@ -45,20 +52,38 @@ const refusals: Record<number, () => AppError> = {
   14: () => new AppError('OFFER_EXPIRED', '候补名额已过期，已转给下一位'),
   16: () => new AppError('NOT_SOLD_OUT', '还有库存，请直接抢购'),
   17: () => new AppError('WAITLIST_FULL', '候补人数已满'),
+  18: () => new AppError('POW_FAILED', '请先完成人机验证再加入候补'),
 };
 const refusal = (code: number) => (refusals[code] ?? refusals[1]!)();
 
-/** Joins (idempotent: a second join answers the same place). Refusals are 4xx AppErrors. */
-export async function joinWaitlist(redis: RedisClient, voucherId: string, userId: string): Promise<WaitlistView> {
+/**
+ * Joins (idempotent: a second join answers the same place). Refusals are 4xx AppErrors. `altcha`
+ * passes a room sale's bot gate first (spent once; POW_FAILED if wrong), for a user who never
+ * passed it in the room: a latecomer, or one the room told 已抢光 before their turn.
+ */
+export async function joinWaitlist(redis: RedisClient, voucherId: string, userId: string, altcha?: string): Promise<WaitlistView> {
   // A bucketed sale (docs/buckets.md) has no waitlist: one-per-user is decided in each user's home
   // bucket, and a waitlist per bucket would hand a unit returned in one bucket to a user of another.
   if ((await bucketCount(redis, voucherId)) > 1) throw new AppError('WAITLIST_UNSUPPORTED', '该秒杀不支持候补');
+  if (altcha !== undefined) await passGate(redis, voucherId, userId, altcha);
   const t = waitTag(voucherId);
   const w = waitKeys(voucherId);
   const r = await runScript<[number, (string | number)?, number?]>(
     redis,
     'seckill-waitlist-join',
-    [keys.seckillMeta(t), keys.seckillStock(t), keys.seckillBuyers(t), keys.seckillForfeit(t), keys.seckillReserved(t), keys.seckillWinners(t), w.waitlist, w.offers, w.stats],
+    [
+      keys.seckillMeta(t),
+      keys.seckillStock(t),
+      keys.seckillBuyers(t),
+      keys.seckillForfeit(t),
+      keys.seckillReserved(t),
+      keys.seckillWinners(t),
+      w.waitlist,
+      w.offers,
+      w.stats,
+      keys.roomQueue(voucherId),
+      keys.roomPassed(voucherId),
+    ],
     [userId, env.WAITLIST_MAX],
   );
   // 15: already holds an offer — not an error, the view shows it.
@@ -76,7 +101,10 @@ export async function leaveWaitlist(redis: RedisClient, voucherId: string, userI
 export async function waitlistView(redis: RedisClient, voucherId: string, userId: string | null): Promise<WaitlistView> {
   const w = waitKeys(voucherId);
   const m = redis.multi().zcard(w.waitlist);
-  if (userId) m.zrank(w.waitlist, userId).zscore(w.offers, userId).time();
+  if (userId) {
+    m.zrank(w.waitlist, userId).zscore(w.offers, userId).time();
+    m.hmget(keys.seckillMeta(waitTag(voucherId)), 'room', 'roomUntil').sismember(keys.roomPassed(voucherId), userId);
+  }
   const res = await m.exec();
   if (!res) throw new Error('redis transaction aborted');
   for (const [err] of res) if (err) throw err;
@@ -85,7 +113,10 @@ export async function waitlistView(redis: RedisClient, voucherId: string, userId
   const rank = res[1]![1] as number | null;
   const expires = res[2]![1] as string | null;
   const [s, us] = res[3]![1] as [string, string];
-  const expiresInMs = expires === null ? 0 : Number(expires) - (Number(s) * 1000 + Math.floor(Number(us) / 1000));
+  const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  const expiresInMs = expires === null ? 0 : Number(expires) - now;
+  const [room, roomUntil] = res[4]![1] as [string | null, string | null];
+  view.gate = room === '1' && (roomUntil === null || now < Number(roomUntil)) && res[5]![1] === 0;
   if (expiresInMs > 0) view.me = { state: 'offered', expiresInMs };
   else if (rank !== null) view.me = { state: 'waiting', position: rank + 1 };
   else view.me = { state: 'none' };

@@ -13,7 +13,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '@/lib/web/client-api';
 import { usePendingOrder } from '@/app/_components/use-pending-order';
 import type { RoomView } from '@/lib/seckill/room/room';
-import { AltchaGate } from './altcha-gate';
+import { AltchaGate } from '@/app/_components/altcha-gate';
 import { useNow } from '@/app/_components/use-now';
 
 /**

@@ -5,15 +5,25 @@
   while the list is shorter than ARGV[2]. The place is a sequence number, so the waitlist is served
   in joining order.
 
-  KEYS[1]  seckill:{tag}:meta       hash: begin, end (ms), gate (docs/fair-sale.md#the-gate-in-the-grab)
+  A room sale (docs/fair-sale.md#a-room-sales-waitlist) keeps its room's order and its bot gate
+  here too, or the waitlist would be a way round both: only a user who passed the gate (KEYS[11])
+  may join, and the list is served in room-place order (KEYS[10]: the place is the score) with
+  whoever never took a ticket behind every ticket holder, in joining order among themselves (the
+  score LATE + sequence, in every sale). A waiting user's position can therefore grow when someone
+  with an earlier room place joins after them.
+
+  KEYS[1]  seckill:{tag}:meta       hash: begin, end (ms), gate (docs/fair-sale.md#the-gate-in-the-grab),
+                                    room ('1': a room sale), roomUntil (ms: a room that opened by itself lapses then)
   KEYS[2]  seckill:{tag}:stock
   KEYS[3]  seckill:{tag}:buyers
   KEYS[4]  seckill:{tag}:forfeit
   KEYS[5]  seckill:{tag}:reserved
   KEYS[6]  seckill:{tag}:winners
-  KEYS[7]  seckill:{tag}:waitlist   sorted set userId -> join sequence
+  KEYS[7]  seckill:{tag}:waitlist   sorted set userId -> room place, or LATE + join sequence
   KEYS[8]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms)
   KEYS[9]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
+  KEYS[10] seckill:{vid}:room:q     zset user id -> room place (read only)
+  KEYS[11] seckill:{vid}:room:passed  users who passed the sale's bot gate (read only)
   ARGV[1]  userId   ARGV[2] most users the waitlist holds
 
   Returns  {0, position, length}  waiting (position 1 = next to be offered a unit)
@@ -23,8 +33,11 @@
            {15, expiresAt}        this user already holds an open offer
            {16}                   not sold out: grab instead
            {17}                   the waitlist is full
+           {18}                   a room sale, and this user has not passed its bot gate
 ]]
-local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate')
+-- Behind every room place (places are at most the room's ticket cap, far below this), exact in a double.
+local LATE = 1e12
+local window = redis.call('HMGET', KEYS[1], 'begin', 'end', 'gate', 'room', 'roomUntil')
 if not window[1] or not window[2] then
   return {1}
 end
@@ -63,5 +76,12 @@ local length = redis.call('ZCARD', KEYS[7])
 if length >= tonumber(ARGV[2]) then
   return {17}
 end
-redis.call('ZADD', KEYS[7], redis.call('HINCRBY', KEYS[9], 'seq', 1), ARGV[1])
-return {0, length + 1, length + 1}
+if window[4] == '1' and (not window[5] or now < tonumber(window[5]))
+  and redis.call('SISMEMBER', KEYS[11], ARGV[1]) == 0 then
+  return {18}
+end
+-- A room place, kept even after a room that opened by itself lapsed; without one, behind them all.
+local place = redis.call('ZSCORE', KEYS[10], ARGV[1])
+local score = place and tonumber(place) or LATE + redis.call('HINCRBY', KEYS[9], 'seq', 1)
+redis.call('ZADD', KEYS[7], score, ARGV[1])
+return {0, redis.call('ZRANK', KEYS[7], ARGV[1]) + 1, length + 1}

@@ -3,7 +3,8 @@
 /**
  * The bot gate's widget (docs/fair-sale.md#the-bot-gate): altcha's <altcha-widget>, bundled with
  * the page (self-hosted, no outside service), solving the challenge by itself as soon as it loads.
- * Hands the solution (base64 payload) up once verified.
+ * Hands the solution (base64 payload) up once verified. Used by the waiting room and by a room
+ * sale's waitlist card (both spend the solution on the same gate).
  */
 import { createElement, useEffect, useRef, useState } from 'react';
 
@@ -18,7 +19,7 @@ const STRINGS = JSON.stringify({
   ariaLinkLabel: 'ALTCHA',
 });
 
-export function AltchaGate({ challengeUrl, onSolved }: { challengeUrl: string; onSolved: (payload: string) => void }) {
+export function AltchaGate({ challengeUrl, onSolved, testId = 'room-gate' }: { challengeUrl: string; onSolved: (payload: string) => void; testId?: string }) {
   const ref = useRef<HTMLElement | null>(null);
   const [ready, setReady] = useState(false);
   const solved = useRef(onSolved);
@@ -42,9 +43,9 @@ export function AltchaGate({ challengeUrl, onSolved }: { challengeUrl: string; o
     el.addEventListener('statechange', onState);
     return () => el.removeEventListener('statechange', onState);
   }, [ready]);
-  if (!ready) return <p className="text-sm text-gray-500" data-testid="room-gate-loading">正在加载人机验证…</p>;
+  if (!ready) return <p className="text-sm text-gray-500" data-testid={`${testId}-loading`}>正在加载人机验证…</p>;
   return (
-    <div className="flex justify-center" data-testid="room-gate">
+    <div className="flex justify-center" data-testid={testId}>
       {createElement('altcha-widget', { ref, challengeurl: challengeUrl, auto: 'onload', hidelogo: '', hidefooter: '', strings: STRINGS })}
     </div>
   );
