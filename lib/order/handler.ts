@@ -17,7 +17,7 @@ import { Backoff } from '@/lib/backoff';
 import { parseOrderMessage, type OrderMessage } from '@/lib/seckill/message';
 import type { WorkerMetrics } from '@/lib/order/metrics';
 import { insertDeadLetterOnce } from '@/lib/order/order.repository';
-import { isTransientDbError, payableFrom, persistOrders, type PersistResult } from '@/lib/order/persist';
+import { isTransientDbError, persistOrders, type PersistResult } from '@/lib/order/persist';
 import { removePendingEntries } from '@/lib/seckill/outbox';
 import { homeTag, knownBucketCount } from '@/lib/seckill/buckets/count';
 import { holdPendingEntry } from '@/lib/order/retry-hold';
@@ -164,8 +164,8 @@ export function createBatchHandler(deps: HandlerDeps) {
       metrics.folded.inc(r.folded.length);
       log.warn({ folded: r.folded.map((f) => ({ orderId: f.orderId, keptOrderId: f.keptOrderId })) }, 'orders folded into the order their buyer already holds; recorded as failed');
     }
-    // Each timeout from the instant its window starts (later than the grab for an order written late).
-    await deps.onPersisted?.(done.filter((m) => !r.failed.has(m.orderId)).map((m) => payableFrom(m, r.writtenAt)));
+    // Each timeout from the instant its window starts, as persistOrders wrote it (later than the grab for an order written late).
+    await deps.onPersisted?.(done.filter((m) => !r.failed.has(m.orderId)).map((m) => ({ ...m, at: r.payableAt.get(m.orderId) ?? m.at })));
   }
 
   return async function handleBatch(batch: Delivery[]): Promise<void> {

@@ -39,8 +39,13 @@ export interface PersistResult {
   failed: Set<string>;
   /** Of those, the ones recorded by this call. */
   folded: OrderFailure[];
-  /** When this call wrote (ms): the orders' payment windows start at `payableFrom(m, writtenAt)`. */
-  writtenAt: number;
+  /**
+   * When each order's payment window starts, by order id (`payableFrom`: the create_time this call
+   * inserts), so that its timeout is scheduled from the instant written, not from a second
+   * computation. Every order not discarded, off sale or failed is here, written now or already (a
+   * redelivery).
+   */
+  payableAt: Map<string, number>;
 }
 
 /** A write later than this after the grab (or half the payment window, if shorter) is late. */
@@ -77,12 +82,14 @@ export async function persistOrders(db: DB, msgs: OrderMessage[], writtenAt = Da
   let failed = new Set<string>();
   let offSale: OrderMessage[] = [];
   let folded: OrderFailure[] = [];
+  let payableAt = new Map<string, number>();
   const inserted = await db.transaction().execute(async (trx) => {
     let total = 0;
     ({ discarded, failed } = await neverWrittenOrderIds(trx, msgs.map((m) => m.orderId)));
     const windows = await saleWindows(trx, groups.map(([voucherId]) => voucherId));
     offSale = [];
     folded = [];
+    payableAt = new Map();
     for (const [voucherId, all] of groups) {
       const w = windows.get(voucherId);
       const group: OrderMessage[] = [];
@@ -93,7 +100,9 @@ export async function persistOrders(db: DB, msgs: OrderMessage[], writtenAt = Da
       }
       if (group.length === 0) continue;
       // The window check above is on the grab's time; the row's create_time is when its payment window starts.
-      const n = await insertOrdersIgnoringDuplicates(trx, group.map((m) => payableFrom(m, writtenAt)), w?.payValue);
+      const rows = group.map((m) => payableFrom(m, writtenAt));
+      for (const m of rows) payableAt.set(m.orderId, m.at);
+      const n = await insertOrdersIgnoringDuplicates(trx, rows, w?.payValue);
       if (n > 0 && !(await takeStock(trx, voucherId, n))) throw new StockGuardError(voucherId, n);
       if (n < group.length) folded.push(...(await recordFoldedOrders(trx, voucherId, group)));
       total += n;
@@ -101,7 +110,7 @@ export async function persistOrders(db: DB, msgs: OrderMessage[], writtenAt = Da
     return total;
   });
   for (const f of folded) failed.add(f.orderId);
-  return { inserted, duplicates: msgs.length - inserted - discarded.size - offSale.length - folded.length, discarded, offSale, failed, folded, writtenAt };
+  return { inserted, duplicates: msgs.length - inserted - discarded.size - offSale.length - folded.length, discarded, offSale, failed, folded, payableAt };
 }
 
 const TRANSIENT_CODES = new Set([
