@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
@@ -18,7 +17,7 @@ import { POST as replayRoute } from '@/app/api/admin/dead-letters/[id]/replay/ro
 import { POST as discardRoute } from '@/app/api/admin/dead-letters/[id]/discard/route';
 import { POST as replayAllRoute } from '@/app/api/admin/dead-letters/replay-all/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { createTestUsers, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { listAudit } from '@/lib/audit/audit';
@@ -27,18 +26,15 @@ import { insertDeadLetter } from '@/e2e/support/fixtures/admin.repository';
 
 let f: ConsoleFixture;
 let users: TestUser[];
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ options: { batchWaitMs: 5, sweepIntervalMs: 300, staleMs: 500, retryBaseMs: 100, maxAttempts: 2 } });
 const ipBase = Math.floor(Math.random() * 200);
 
 beforeAll(async () => {
   f = await createConsoleFixture(db, redis);
   users = await createTestUsers(db, redis, 6);
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 300, staleMs: 500, retryBaseMs: 100, maxAttempts: 2 });
+  await suite.start();
 });
-afterAll(async () => {
-  await worker.stop();
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
 const as = (token: string) => ({ token, method: 'POST' as const });
 const live = async (id: string) => (await callRoute(liveRoute, { token: f.merchantA.token, params: { id } })).json.data;

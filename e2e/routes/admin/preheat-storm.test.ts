@@ -4,9 +4,8 @@
  * flash-sale invariant (docs/flash-sale.md#invariants) holds once the queue drains.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
@@ -14,7 +13,7 @@ import { PATCH as patchRoute } from '@/app/api/admin/vouchers/[id]/route';
 import { POST as preheatRoute } from '@/app/api/admin/vouchers/[id]/preheat/route';
 import { POST as addStockRoute } from '@/app/api/admin/vouchers/[id]/stock/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
@@ -22,17 +21,14 @@ import { createTestUsers, waitFor } from '@/e2e/support/fixtures/seckill';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 
 let f: ConsoleFixture;
-let worker: OrderWorker;
+const suite = orderWorkerSuite();
 const ipBase = Math.floor(Math.random() * 200);
 
 beforeAll(async () => {
   f = await createConsoleFixture(db, redis);
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  await suite.start();
 });
-afterAll(async () => {
-  await worker.stop();
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
 describe('admin actions during a grab storm', () => {
   it('600 users × 2 grabs in 20 waves at stock 300 while preheat runs again and again: oversold = 0', async () => {

@@ -14,9 +14,8 @@ const METRICS_PORT = vi.hoisted(() => {
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { register } from 'prom-client';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { GET as grabRateRoute } from '@/app/api/admin/hot/grab-rate/route';
 import { hotRoutes } from '@/app/api/hot-routes';
@@ -25,11 +24,11 @@ import { writeReply } from '@/lib/hot/node-adapter';
 import { observeHotRoute, parseGrabCounters, serveMetrics } from '@/lib/hot/metrics';
 import { readGrabRate } from '@/lib/hot/grab-rate';
 import { AdmissionLimit, setProcessAdmission } from '@/lib/hot/admission-limit';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { createTestUsers, createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
 import { createConsoleFixture, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 
-let worker: OrderWorker;
+const suite = orderWorkerSuite();
 let metrics: Server;
 let hot: Server;
 let hotPort: number;
@@ -38,7 +37,7 @@ let f: ConsoleFixture;
 const admission = new AdmissionLimit({ max: 10_000, adaptive: true, min: 8, initial: 300 });
 
 beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  await suite.start();
   metrics = serveMetrics(METRICS_PORT, '127.0.0.1', () => register.metrics(), undefined, 200);
   setProcessAdmission(admission);
   hot = createHotServer({
@@ -56,8 +55,7 @@ afterAll(async () => {
   hot.close();
   metrics.close();
   setProcessAdmission(undefined);
-  await worker.stop();
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
+  await suite.end();
 });
 
 function post(path: string, token?: string): Promise<number> {

@@ -7,30 +7,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Counter } from 'prom-client';
 import { randomInt } from 'node:crypto';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
-import { closeMq, getPublishChannel } from '@/lib/mq/connection';
+import { getPublishChannel } from '@/lib/mq/connection';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { encodeOrderBatch, encodeOrderMessage, MAX_BATCH_ORDERS, parseOrderMessage, splitOrderBatch, type OrderMessage } from '@/lib/seckill/message';
 import { publishOrderBatchOn } from '@/lib/seckill/publish';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
-import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { acceptWithoutPublishing, createTestUsers, createTestVoucher, waitFor } from '@/e2e/support/fixtures/seckill';
 
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ options: { batchWaitMs: 20, sweepIntervalMs: 60_000, staleMs: 60_000 }, waitOutKeys: true });
 
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 20, sweepIntervalMs: 60_000, staleMs: 60_000 });
-});
+beforeAll(suite.start);
 
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
 const total = async (c: Counter<string>) => (await c.get()).values.reduce((a, v) => a + v.value, 0);
 
@@ -56,8 +50,8 @@ describe('v2 order message', () => {
     const good = await Promise.all(users.slice(0, 2).map((u) => accepted(voucherId, u.userId)));
     // Grabbed (by its own account) an hour before the sale began: the worker dead-letters it as off-sale.
     const offSale = { ...(await accepted(voucherId, users[2]!.userId)), at: Date.now() - 3_600_000 };
-    const dead0 = await total(worker.metrics.deadLettered);
-    const dup0 = await total(worker.metrics.duplicates);
+    const dead0 = await total(suite.worker.metrics.deadLettered);
+    const dup0 = await total(suite.worker.metrics.duplicates);
     await publishOrderBatchOn(await getPublishChannel(), [good[0]!, offSale, good[1]!]);
 
     await waitFor('two orders written, one dead letter', async () => {
@@ -69,8 +63,8 @@ describe('v2 order message', () => {
     expect(rows.map((r) => r.id).sort()).toEqual(good.map((m) => m.orderId).sort());
     // Acked, not requeued: a redelivery would show up as duplicates.
     await new Promise((r) => setTimeout(r, 1000));
-    expect(await total(worker.metrics.deadLettered)).toBe(dead0 + 1);
-    expect(await total(worker.metrics.duplicates)).toBe(dup0);
+    expect(await total(suite.worker.metrics.deadLettered)).toBe(dead0 + 1);
+    expect(await total(suite.worker.metrics.duplicates)).toBe(dup0);
   });
 
   it('a burst of grabs through the route goes out as v2 batches and every accepted grab is written once', async () => {

@@ -7,26 +7,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomInt } from 'node:crypto';
-import { db, closeDb } from '@/lib/db/client';
-import { closeRedis } from '@/lib/redis/client';
-import { closeMq, getPublishChannel } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { getPublishChannel } from '@/lib/mq/connection';
 import { names, ORDER_ROUTING_KEY } from '@/lib/mq/topology';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { waitFor } from '@/e2e/support/fixtures/seckill';
 
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ options: { batchWaitMs: 5, sweepIntervalMs: 0 } });
 
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 0 });
-});
+beforeAll(suite.start);
 
-afterAll(async () => {
-  await worker.stop();
-  await closeMq();
-  await Promise.all([closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
-const deadLettered = async () => (await worker.metrics.deadLettered.get()).values.reduce((a, v) => a + v.value, 0);
+const deadLettered = async () => (await suite.worker.metrics.deadLettered.get()).values.reduce((a, v) => a + v.value, 0);
 
 describe('a large poison message', () => {
   it('is filed in tb_order_dead_letter, cut to what the column holds, whole characters only', async () => {

@@ -7,15 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Redis from 'ioredis';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { POST as reserveRoute } from '@/app/api/seckill/[voucherId]/reservation/route';
 import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite, routeTestWorker } from '@/e2e/support/fixtures/order-worker';
 import { openRefusalMemory, type RefusalMemoryHandle } from '@/lib/seckill/refusal-memory';
 import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { readSeckillState } from '@/lib/seckill/state';
@@ -23,20 +22,17 @@ import { createGatedVoucher, startSaleNow } from '@/e2e/support/fixtures/reserva
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { issueGrabToken } from '@/lib/seckill/room/tokens';
 
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ options: { ...routeTestWorker, sweepIntervalMs: 3_600_000 } });
 let handle: RefusalMemoryHandle;
 const db11 = Number(new URL(process.env.REDIS_URL ?? 'redis://x/0').pathname.slice(1) || 0);
 
 beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 3_600_000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  await suite.start();
   handle = openRefusalMemory(redis, 60_000);
   await waitFor('the refusal memory subscribed', async () => handle.memory.isTrusted);
 });
 
-afterAll(async () => {
-  await worker.stop();
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
 interface Seen {
   /** Commands clients sent naming the voucher's keys (round trips in its slot). */

@@ -7,48 +7,31 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // Scripted accounts fire 20 grabs at once: the per-user limit must not be what decides them, and the
 // per-process refusal memory is off so every grab reaches the script (lib/seckill/grab.test.ts does the same).
-const saved = vi.hoisted(() => {
-  const s = { user: process.env.SECKILL_USER_PER_SECOND, memory: process.env.SECKILL_REFUSAL_MEMORY_MS };
-  process.env.SECKILL_USER_PER_SECOND = '100';
-  process.env.SECKILL_REFUSAL_MEMORY_MS = '0';
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ SECKILL_USER_PER_SECOND: '100', SECKILL_REFUSAL_MEMORY_MS: '0' }));
 
 import { createHash } from 'node:crypto';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { DELETE as cancelRoute, GET as statusRoute, POST as reserveRoute } from '@/app/api/seckill/[voucherId]/reservation/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { preheatVoucher } from '@/lib/seckill/preheat';
 import { expireEndedSale } from '@/lib/seckill/sale-expiry';
-import { createTestUsers, waitDrained, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, waitDrained, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { keys } from '@/lib/redis/keys';
 import { createGatedVoucher, forgetSaleKeys, startSaleNow } from '@/e2e/support/fixtures/reservation';
 import { drawWinners, seedHash, sortIds, verifyDraw } from '@/lib/seckill/reservation/draw';
 import { reservedIdPages } from '@/lib/seckill/reservation/reservation.repository';
 import { cancelReservation, reserve } from '@/lib/seckill/reservation/reservation';
 
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
 const ipBlock = 100 + Math.floor(Math.random() * 100);
 
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  if (saved.user === undefined) delete process.env.SECKILL_USER_PER_SECOND;
-  else process.env.SECKILL_USER_PER_SECOND = saved.user;
-  if (saved.memory === undefined) delete process.env.SECKILL_REFUSAL_MEMORY_MS;
-  else process.env.SECKILL_REFUSAL_MEMORY_MS = saved.memory;
-});
+beforeAll(suite.start);
+afterAll(suite.end);
 
 const ipFor = (i: number) => `10.${ipBlock}.${(i >> 8) & 255}.${i & 255}`;
 const grab = (u: TestUser, voucherId: string, i: number) =>

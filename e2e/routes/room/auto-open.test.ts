@@ -6,45 +6,31 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const saved = vi.hoisted(() => {
-  const names = ['ROOM_AUTO_SHED_PER_SECOND', 'ROOM_AUTO_OPEN_MS', 'ROOM_POW_COST', 'ROOM_ADMIT_PER_SECOND'] as const;
-  const s = Object.fromEntries(names.map((n) => [n, process.env[n]]));
-  Object.assign(process.env, { ROOM_AUTO_SHED_PER_SECOND: '5', ROOM_AUTO_OPEN_MS: '3000', ROOM_POW_COST: '1000', ROOM_ADMIT_PER_SECOND: '1000' });
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ ROOM_AUTO_SHED_PER_SECOND: '5', ROOM_AUTO_OPEN_MS: '3000', ROOM_POW_COST: '1000', ROOM_ADMIT_PER_SECOND: '1000' }));
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { createHotServer } from '@/lib/hot/server';
 import { route } from '@/lib/http/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
-import { createTestUsers, createTestVoucher, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
+import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { callChallenge, callJoin, callLook, callToken, createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { grabShed, openRoomByItself } from '@/lib/seckill/room/auto-open';
 import { isKnownRoomSale } from '@/lib/seckill/room/room-memory';
 
-let worker: OrderWorker;
 const servers: http.Server[] = [];
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
 
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
+beforeAll(suite.start);
 
 afterAll(async () => {
   for (const s of servers) s.close();
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  await suite.end();
 });
 
 const grab = (u: TestUser, voucherId: string, g?: string) => callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, query: g === undefined ? {} : { g } });

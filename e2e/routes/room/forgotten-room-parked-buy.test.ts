@@ -8,36 +8,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const saved = vi.hoisted(() => {
-  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, hold: process.env.ROOM_HOLD_MS, user: process.env.SECKILL_USER_PER_SECOND };
-  process.env.ROOM_ADMIT_PER_SECOND = '2';
-  process.env.ROOM_HOLD_MS = '20000';
-  process.env.SECKILL_USER_PER_SECOND = '100';
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ ROOM_ADMIT_PER_SECOND: '2', ROOM_HOLD_MS: '20000', SECKILL_USER_PER_SECOND: '100' }));
 
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
-import { createTestUsers, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { createTestUsers } from '@/e2e/support/fixtures/seckill';
 import { forgetSaleKeys } from '@/e2e/support/fixtures/reservation';
 import { callJoin, callLook, callToken, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { keys } from '@/lib/redis/keys';
 
-let worker: OrderWorker;
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['ROOM_HOLD_MS', saved.hold], ['SECKILL_USER_PER_SECOND', saved.user]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-});
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
+beforeAll(suite.start);
+afterAll(suite.end);
 
 describe('an old parked buy after Redis forgot the room', () => {
   it('does not buy at a place the new room no longer gives the visitor', async () => {

@@ -9,23 +9,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 // A slow serving counter (tickets per second) so a test sees positions move; a 4 s hold so a test
 // sees one lapse (the sales that admit more people than that have stock for them); refusal memory on.
 const HOLD_MS = 4000;
-const saved = vi.hoisted(() => {
-  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, user: process.env.SECKILL_USER_PER_SECOND, hold: process.env.ROOM_HOLD_MS };
-  process.env.ROOM_ADMIT_PER_SECOND = '20';
-  process.env.SECKILL_USER_PER_SECOND = '100';
-  process.env.ROOM_HOLD_MS = '4000';
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ ROOM_ADMIT_PER_SECOND: '20', SECKILL_USER_PER_SECOND: '100', ROOM_HOLD_MS: '4000' }));
 
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as lookRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
-import { createTestUsers, waitDrained, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, waitDrained, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { startSaleNow } from '@/e2e/support/fixtures/reservation';
 import { callChallenge as challengeFor, callJoin as join, callLook as look, callToken as pass, createRoomVoucher, solveGate as solve, solvedPayload } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
@@ -45,21 +38,9 @@ import { parkedLooks } from '@/lib/seckill/room/park';
 import { encode } from 'next-auth/jwt';
 import { SESSION_COOKIE } from '@/lib/auth/cookie';
 
-let worker: OrderWorker;
-
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['SECKILL_USER_PER_SECOND', saved.user], ['ROOM_HOLD_MS', saved.hold]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-});
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
+beforeAll(suite.start);
+afterAll(suite.end);
 
 const grab = (u: TestUser, voucherId: string, g?: string) => callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, query: g === undefined ? {} : { g } });
 

@@ -9,35 +9,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const saved = vi.hoisted(() => {
-  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND };
-  // Every place is admitted by the first tick after the start.
-  process.env.ROOM_ADMIT_PER_SECOND = '100000';
-  return s;
-});
+// Every place is admitted by the first tick after the start.
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ ROOM_ADMIT_PER_SECOND: '100000' }));
 
 import Redis from 'ioredis';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { keys } from '@/lib/redis/keys';
 import { shuffledIds } from '@/lib/seckill/room/room';
-import { createTestUsers, waitDrained, waitFor, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, waitDrained, waitFor } from '@/e2e/support/fixtures/seckill';
 import { callJoin, callLook, createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
 
-let worker: OrderWorker;
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  if (saved.rate === undefined) delete process.env.ROOM_ADMIT_PER_SECOND;
-  else process.env.ROOM_ADMIT_PER_SECOND = saved.rate;
-});
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
+beforeAll(suite.start);
+afterAll(suite.end);
 
 const dbIndex = Number(new URL(process.env.REDIS_URL ?? 'redis://x/0').pathname.slice(1) || 0);
 

@@ -4,13 +4,12 @@
  * Real Redis (or the 3 + 3 cluster), the real grab route, RabbitMQ and an in-process worker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite, routeTestWorker } from '@/e2e/support/fixtures/order-worker';
 import { openRefusalMemory, type RefusalMemoryHandle } from '@/lib/seckill/refusal-memory';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
@@ -20,20 +19,16 @@ import { moveLockName } from '@/lib/seckill/buckets/move';
 import { homeBucket } from '@/lib/seckill/buckets/tags';
 
 const N = 3;
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ options: { ...routeTestWorker, sweepIntervalMs: 3_600_000 }, alsoClose: closeLocks });
 let handle: RefusalMemoryHandle;
 
 beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 3_600_000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  await suite.start();
   handle = openRefusalMemory(redis, 10_000);
   await waitFor('the refusal memory subscribed', async () => handle.memory.isTrusted);
 });
 
-afterAll(async () => {
-  await worker.stop();
-  await closeLocks();
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
 let ip = 0;
 const grab = (u: TestUser, voucherId: string) =>

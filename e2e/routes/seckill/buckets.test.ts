@@ -5,23 +5,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const saved = vi.hoisted(() => {
-  const s = { memory: process.env.SECKILL_REFUSAL_MEMORY_MS };
-  process.env.SECKILL_REFUSAL_MEMORY_MS = '0';
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ SECKILL_REFUSAL_MEMORY_MS: '0' }));
 
 import { spawn } from 'node:child_process';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestUsers, createTestVoucher, waitDrained, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, createTestVoucher, waitDrained, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { dbStockCounts, firstShopId } from '@/lib/seckill/seckill.repository';
 import { getShopVouchers } from '@/lib/shop/shop.service';
 import { keys } from '@/lib/redis/keys';
@@ -34,21 +29,11 @@ import { closeLocks } from '@/lib/lock';
 import { cancelByBuyer } from '@/lib/order/lifecycle';
 import { forgetBucketCount } from '@/lib/seckill/buckets/count';
 
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ waitOutKeys: true, alsoClose: closeLocks, env: saved });
 const N = 3;
 
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await closeLocks();
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  if (saved.memory === undefined) delete process.env.SECKILL_REFUSAL_MEMORY_MS;
-  else process.env.SECKILL_REFUSAL_MEMORY_MS = saved.memory;
-});
+beforeAll(suite.start);
+afterAll(suite.end);
 
 let ip = 0;
 const grabOnce = (u: TestUser, voucherId: string) =>

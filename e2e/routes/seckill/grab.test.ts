@@ -8,40 +8,23 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 // These tests prove the script's own decisions (limits before the window, buyer before stock), so
 // the per-process refusal memory, which answers remembered refusals before the script and its
 // limits, is off here; e2e/routes/seckill/refusal-memory.test.ts proves it.
-const saved = vi.hoisted(() => {
-  const s = { user: process.env.SECKILL_USER_PER_SECOND, memory: process.env.SECKILL_REFUSAL_MEMORY_MS };
-  process.env.SECKILL_USER_PER_SECOND = '100';
-  process.env.SECKILL_REFUSAL_MEMORY_MS = '0';
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ SECKILL_USER_PER_SECOND: '100', SECKILL_REFUSAL_MEMORY_MS: '0' }));
 
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
-import { createTestUsers, createTestVoucher, waitDrained, type TestUser, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, createTestVoucher, waitDrained, type TestUser } from '@/e2e/support/fixtures/seckill';
 
-let worker: OrderWorker;
 let ipBlock = Math.floor(Math.random() * 200);
 
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  if (saved.user === undefined) delete process.env.SECKILL_USER_PER_SECOND;
-  else process.env.SECKILL_USER_PER_SECOND = saved.user;
-  if (saved.memory === undefined) delete process.env.SECKILL_REFUSAL_MEMORY_MS;
-  else process.env.SECKILL_REFUSAL_MEMORY_MS = saved.memory;
-});
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
+beforeAll(suite.start);
+afterAll(suite.end);
 
 /** A distinct client address per user, so the per-IP limit is not what the test measures. */
 function ipFor(i: number): string {

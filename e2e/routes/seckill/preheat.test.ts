@@ -3,29 +3,22 @@
  * Redis is rebuilt from MySQL without ever selling a unit twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { keys } from '@/lib/redis/keys';
-import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { addSeckillStock, preheatVoucher } from '@/lib/seckill/preheat';
 import { readSeckillState } from '@/lib/seckill/state';
 import { dbStockCounts } from '@/lib/seckill/seckill.repository';
-import { createTestUsers, createTestVoucher, waitFor, type TestUser, waitOutShortLivedKeys } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 
-let worker: OrderWorker;
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 500, staleMs: 2000 });
-});
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-});
+const suite = orderWorkerSuite({ options: { batchWaitMs: 5, sweepIntervalMs: 500, staleMs: 2000 }, waitOutKeys: true });
+beforeAll(suite.start);
+afterAll(suite.end);
 
 const grab = (u: TestUser, voucherId: string, i: number) =>
   callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.77.${i >> 8}.${i & 255}` } });

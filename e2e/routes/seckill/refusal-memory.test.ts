@@ -8,16 +8,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Redis from 'ioredis';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis, createRedis } from '@/lib/redis/client';
+import { db } from '@/lib/db/client';
+import { redis, createRedis } from '@/lib/redis/client';
 import type { RedisClient } from '@/lib/redis/types';
-import { closeMq } from '@/lib/mq/connection';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { PATCH as patchRoute } from '@/app/api/admin/vouchers/[id]/route';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite, routeTestWorker } from '@/e2e/support/fixtures/order-worker';
 import { addSeckillStock, preheatVoucher } from '@/lib/seckill/preheat';
 import { returnUnitToRedis } from '@/lib/order/stock-return';
 import { releaseOrder } from '@/lib/seckill/outbox';
@@ -27,18 +26,19 @@ import { readSeckillState } from '@/lib/seckill/state';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 import { env } from '@/lib/env';
 
-let worker: OrderWorker;
 let other: RedisClient;
 let handle: RefusalMemoryHandle;
 const BOUND_MS = 3000;
 let f: ConsoleFixture;
 const sent: string[][] = [];
 
+// No outbox sweeps while the tests run: the sweeper shares this process's command client and
+// names every live voucher's keys, so a sweep landing inside a counting window was counted as a
+// grab's command (seen once in CI's hot-door run). Nothing here needs the sweeper.
+const suite = orderWorkerSuite({ options: { ...routeTestWorker, sweepIntervalMs: 3_600_000 }, alsoClose: () => other.quit() });
+
 beforeAll(async () => {
-  // No outbox sweeps while the tests run: the sweeper shares this process's command client and
-  // names every live voucher's keys, so a sweep landing inside a counting window was counted as a
-  // grab's command (seen once in CI's hot-door run). Nothing here needs the sweeper.
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 3_600_000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  await suite.start();
   // "Another process": its own connection, publishing the way the worker or another web process would.
   other = createRedis();
   // A bound of 3 s, not the default 1 s: a loaded CI machine can stall a second between two grabs,
@@ -59,11 +59,7 @@ beforeAll(async () => {
   f = await createConsoleFixture(db, redis);
 });
 
-afterAll(async () => {
-  await worker.stop();
-  await other.quit();
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
 let ip = 0;
 const grab = (u: TestUser, voucherId: string) =>

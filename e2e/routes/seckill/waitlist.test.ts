@@ -12,20 +12,19 @@ vi.hoisted(() => {
   process.env.WAITLIST_MAX = '40';
 });
 
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { DELETE as leaveRoute, GET as viewRoute, POST as joinRoute } from '@/app/api/seckill/[voucherId]/waitlist/route';
 import { POST as claimRoute } from '@/app/api/seckill/[voucherId]/waitlist/claim/route';
 import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { keys } from '@/lib/redis/keys';
 import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
 import { waitlistNumbers } from '@/lib/seckill/waitlist/numbers';
-import { createTestUsers, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { createSaleInShop, grabAll, waitPersisted } from '@/e2e/support/fixtures/order-lifecycle';
 import { backdateOrder, orderRow } from '@/e2e/support/fixtures/order-lifecycle.repository';
 import { cancelIfOverdue } from '@/lib/order/lifecycle';
@@ -35,20 +34,15 @@ import { grabVoucher } from '@/lib/seckill/grab';
 import { readLiveStock } from '@/lib/admin/live-stock';
 import { register } from 'prom-client';
 
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ options: { batchWaitMs: 5, sweepIntervalMs: 500, staleMs: 1000 }, waitOutKeys: true });
 let shopId: string;
 
 beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 500, staleMs: 1000 });
+  await suite.start();
   shopId = (await firstShopId(db)) ?? '1';
 });
 
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await closeMq();
-  await Promise.all([closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
 const join = (u: TestUser, voucherId: string) => callRoute(joinRoute, { method: 'POST', token: u.token, params: { voucherId } });
 const leave = (u: TestUser, voucherId: string) => callRoute(leaveRoute, { method: 'DELETE', token: u.token, params: { voucherId } });

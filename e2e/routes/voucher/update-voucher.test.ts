@@ -4,16 +4,15 @@
  * script, add-stock works mid-sale, and each action leaves an audit row with before → after.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
 import { PATCH as patchRoute } from '@/app/api/admin/vouchers/[id]/route';
 import { POST as stockRoute, GET as liveRoute } from '@/app/api/admin/vouchers/[id]/stock/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { readSeckillState } from '@/lib/seckill/state';
 import { createTestUsers, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
@@ -22,19 +21,16 @@ import { homeBucket } from '@/lib/seckill/buckets/tags';
 import { createConsoleFixture, seckillBody, type ConsoleFixture } from '@/e2e/support/fixtures/admin';
 
 let f: ConsoleFixture;
-let worker: OrderWorker;
+const suite = orderWorkerSuite();
 let users: TestUser[];
 const ipBase = Math.floor(Math.random() * 200);
 
 beforeAll(async () => {
   f = await createConsoleFixture(db, redis);
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+  await suite.start();
   users = await createTestUsers(db, redis, 40);
 });
-afterAll(async () => {
-  await worker.stop();
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-});
+afterAll(suite.end);
 
 async function create(over: Record<string, unknown> = {}): Promise<string> {
   const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, over) });
