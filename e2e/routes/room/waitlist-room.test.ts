@@ -8,39 +8,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const saved = vi.hoisted(() => {
-  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND };
-  process.env.ROOM_ADMIT_PER_SECOND = '20';
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ ROOM_ADMIT_PER_SECOND: '20' }));
 
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as viewRoute, POST as joinWaitlistRoute } from '@/app/api/seckill/[voucherId]/waitlist/route';
 import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
-import { createTestUsers, waitDrained, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, waitDrained, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { callJoin, callLook, callToken, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 
-let worker: OrderWorker;
-
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await closeMq();
-  await Promise.all([closeDb(), closeRedis()]);
-  if (saved.rate === undefined) delete process.env.ROOM_ADMIT_PER_SECOND;
-  else process.env.ROOM_ADMIT_PER_SECOND = saved.rate;
-});
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
+beforeAll(suite.start);
+afterAll(suite.end);
 
 const joinWaitlist = (u: TestUser, voucherId: string, altcha?: string) =>
   callRoute(joinWaitlistRoute, { method: 'POST', token: u.token, params: { voucherId }, body: altcha === undefined ? undefined : { altcha } });
