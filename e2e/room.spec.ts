@@ -4,7 +4,8 @@
  * second here (ROOM_ADMIT_MAX_PER_SECOND, e2e/playwright.config.ts), so a place moves visibly:
  *   a room sale before its start: the shop card says 提前排队, the page says tickets are shuffled
  *   at the start → live: 排队抢购 → the place with people ahead goes down while the altcha widget
- *   solves the gate → 轮到你了 → 立即抢购 → the order (待支付) → a latecomer hears 已抢光.
+ *   solves the gate → 轮到你了 → 立即抢购 → the order (待支付) → a latecomer hears 已抢光 and joins
+ *   the waitlist from the sold-out card (solving the gate there).
  */
 import { expect, test } from '@playwright/test';
 import { journeyData } from './support/journey-data';
@@ -86,7 +87,12 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await loginBySms(late, undefined, '/');
   await late.goto(`/seckill/${v.id}/room`);
   await expect(late.getByTestId('room-soldout')).toContainText('已抢光');
+  // The sold-out card offers the waitlist; the latecomer never passed the gate, so 加入候补 solves it first.
+  await expect(late.getByTestId('room-soldout').getByTestId('waitlist-join')).toBeVisible();
   await look(late, 'room-soldout');
+  await late.getByTestId('waitlist-join').click();
+  await expect(late.getByTestId('waitlist-position')).toContainText('第 1 位', { timeout: 20_000 });
+  await look(late, 'room-soldout-waitlist');
   await other.close();
 
   // The merchant's switch: the new-voucher form offers the room with its three costs.

@@ -14,6 +14,7 @@ import { api, ApiError } from '@/lib/web/client-api';
 import { usePendingOrder } from '@/app/_components/use-pending-order';
 import type { RoomView } from '@/lib/seckill/room/room';
 import { AltchaGate } from '@/app/_components/altcha-gate';
+import { WaitlistBox } from '@/app/_components/seckill-waitlist';
 import { useNow } from '@/app/_components/use-now';
 
 /**
@@ -170,6 +171,10 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
           <div className="py-4" data-testid="room-soldout">
             <p className="text-2xl font-semibold text-gray-700">已抢光</p>
             <p className="mt-1 text-sm text-gray-500">本场秒杀已售罄，感谢排队</p>
+            {/* Returned units go to the waitlist, served in the room's place order (docs/fair-sale.md#a-room-sales-waitlist). */}
+            <div className="mt-3 text-left">
+              <WaitlistBox voucherId={voucherId} />
+            </div>
           </div>
         )}
         {look && !soldOut && look.state === 'waiting' && (
