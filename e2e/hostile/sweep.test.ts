@@ -119,8 +119,9 @@ beforeAll(async () => {
   const u = await db.selectFrom('tb_user').select('id').where('phone', '=', phone).executeTakeFirstOrThrow();
   adminToken = await createSession(redis, { id: u.id, nickName: 'sweep-admin', icon: '', role: 'admin' });
   // Something for bodyless actions (replay-all…) to act on, so a garbled request that slipped
-  // through would show up as a write.
-  await db.insertInto('tb_order_dead_letter').values({ order_id: null, payload: '{"v":1}', reason: 'hostile sweep fixture', attempts: 1 }).execute();
+  // through would show up as a write. A body of this run's own: a poison body is filed once while
+  // its row is dead (migration 012), and an earlier run's row may still be.
+  await db.insertInto('tb_order_dead_letter').values({ order_id: null, payload: JSON.stringify({ v: 1, sweep: phone }), reason: 'hostile sweep fixture', attempts: 1 }).execute();
 });
 
 afterAll(async () => {

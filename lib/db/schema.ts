@@ -144,6 +144,10 @@ export interface OrderDeadLetterTable extends Timestamps {
   reason: string;
   attempts: number;
   status: ColumnType<'dead' | 'replayed' | 'discarded', 'dead' | undefined, 'dead' | 'replayed' | 'discarded'>;
+  /** A duplicate filed before migration 012: the row of its group that counts (outside the unique key). */
+  superseded_by: ColumnType<Id | null, Id | null | undefined, Id | null>;
+  /** Generated (migration 012): what a dead letter is filed once per (`o:<order id>`, `p:<body sha-256>`), or null. */
+  once_key: ColumnType<string | null, never, never>;
 }
 
 /** An accepted grab the worker will never write (migration 004). */

@@ -115,24 +115,18 @@ export interface DeadLetterInput {
  * file a new `dead` row behind the `discarded` one, and the sweeper, reading the latest row, would
  * then keep the unit the discard gave back for good. After a replay a new failure is filed again.
  * A poison message (no order id): once per body while its row waits for the admin.
+ *
+ * "Once" is the table's unique key (once_key, migration 012: the order id while its row is dead or
+ * discarded, the body's hash while a poison row is dead), so this is a plain insert that leaves an
+ * existing row alone. It was INSERT ... SELECT ... WHERE NOT EXISTS: two workers filing at once,
+ * even two different orders, deadlocked on its gap locks and the AUTO-INC lock, and MariaDB
+ * reported ER_AUTOINC_READ_FAILED, which the worker does not retry: that dead letter was lost
+ * (lib/order/dead-letter-once.test.ts).
  */
 export async function insertDeadLetterOnce(db: Executor, d: DeadLetterInput): Promise<void> {
-  const values = { order_id: d.orderId, voucher_id: d.voucherId, user_id: d.userId, payload: d.payload, reason: d.reason.slice(0, 512), attempts: d.attempts };
-  if (d.orderId === null) {
-    // A poison message has no order id to trust: once per body while it waits for the admin. A
-    // channel lost between this insert and the ack delivers it again, which filed a second row.
-    await sql`
-      INSERT INTO tb_order_dead_letter (order_id, voucher_id, user_id, payload, reason, attempts)
-      SELECT NULL, ${values.voucher_id}, ${values.user_id}, ${values.payload}, ${values.reason}, ${values.attempts}
-      FROM DUAL
-      WHERE NOT EXISTS (SELECT 1 FROM tb_order_dead_letter WHERE order_id IS NULL AND status = 'dead' AND BINARY payload = ${values.payload})
-    `.execute(db);
-    return;
-  }
   await sql`
     INSERT INTO tb_order_dead_letter (order_id, voucher_id, user_id, payload, reason, attempts)
-    SELECT ${values.order_id}, ${values.voucher_id}, ${values.user_id}, ${values.payload}, ${values.reason}, ${values.attempts}
-    FROM DUAL
-    WHERE NOT EXISTS (SELECT 1 FROM tb_order_dead_letter WHERE order_id = ${d.orderId} AND status IN ('dead', 'discarded'))
+    VALUES (${d.orderId}, ${d.voucherId}, ${d.userId}, ${d.payload}, ${d.reason.slice(0, 512)}, ${d.attempts})
+    ON DUPLICATE KEY UPDATE id = id
   `.execute(db);
 }

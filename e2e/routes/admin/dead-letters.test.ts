@@ -98,7 +98,7 @@ describe('dead letters', () => {
   it('replay-all replays what the caller may see; an unparseable letter is admin-only and can only be discarded', async () => {
     const a = await deadLetteredGrab(users[2]!, 2);
     await setDbStock(a.voucherId, 3);
-    const poison = await insertDeadLetter(db, { orderId: null, voucherId: null, userId: null, payload: 'not json', reason: 'unparseable: body is not JSON', attempts: 1 });
+    const poison = await insertDeadLetter(db, { orderId: null, voucherId: null, userId: null, payload: `not json ${Date.now()}`, reason: 'unparseable: body is not JSON', attempts: 1 });
     expect((await callRoute(replayRoute, { ...as(f.merchantA.token), params: { id: poison } })).status).toBe(403);
     expect((await callRoute(replayRoute, { ...as(f.admin.token), params: { id: poison } })).status).toBe(409);
 
