@@ -9,8 +9,11 @@ export interface EventStreamOptions {
   event: string;
   intervalMs?: number;
   maxMs?: number;
-  /** Checked before every tick (e.g. the session still exists); false ends the stream with `event: end`. */
-  stillAllowed?: () => Promise<boolean>;
+  /**
+   * Checked before every tick (e.g. the session still exists): true goes on; false, or the reason
+   * as a string, ends the stream with `event: end` (reason `session-ended` for false).
+   */
+  stillAllowed?: () => Promise<boolean | string>;
   /** Runs once when the stream ends, however it ends. */
   onClose?: () => void;
 }
@@ -42,8 +45,10 @@ export function eventStream(tick: () => Promise<unknown>, signal: AbortSignal, o
       const started = Date.now();
       controller.enqueue(enc.encode('retry: 2000\n\n'));
       const loop = async () => {
-        if (opts.stillAllowed && !(await opts.stillAllowed().catch(() => true))) {
-          if (!closed) controller.enqueue(enc.encode(`event: end\ndata: ${JSON.stringify({ reason: 'session-ended' })}\n\n`));
+        const allowed = opts.stillAllowed ? await opts.stillAllowed().catch(() => true) : true;
+        if (allowed !== true) {
+          const reason = allowed === false ? 'session-ended' : allowed;
+          if (!closed) controller.enqueue(enc.encode(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`));
           return close();
         }
         let message: string;

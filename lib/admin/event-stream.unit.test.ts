@@ -50,4 +50,20 @@ describe('eventStream', () => {
     expect(all).toContain('event: stock\ndata: {"ok":true}');
     expect(all).not.toContain('db down');
   });
+
+  it('stillAllowed: false ends with session-ended, a string ends with that reason', async () => {
+    for (const [answer, reason] of [[false, 'session-ended'], ['too-many-streams', 'too-many-streams']] as const) {
+      let checks = 0;
+      const reader = eventStream(async () => ({ ok: true }), new AbortController().signal, { event: 'stock', intervalMs: 10, stillAllowed: async () => (++checks < 3 ? true : answer) }).getReader();
+      const dec = new TextDecoder();
+      let all = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        all += dec.decode(value);
+      }
+      expect(all.match(/event: stock/g)).toHaveLength(2);
+      expect(all).toContain(`event: end\ndata: {"reason":"${reason}"}`);
+    }
+  });
 });

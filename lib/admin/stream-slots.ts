@@ -12,8 +12,11 @@ export const MAX_STREAMS_PER_USER = 5;
 const LEASE_MS = 30_000;
 
 export interface StreamSlot {
-  /** Extends the lease (called on every tick). */
-  renew(): Promise<void>;
+  /**
+   * Extends the lease (called on every tick). False: the lease had run out (a tick stalled past
+   * it) and the user's other streams took the slots meanwhile; the stream must end.
+   */
+  renew(): Promise<boolean>;
   release(): Promise<void>;
 }
 
@@ -30,7 +33,16 @@ export async function takeStreamSlot(redis: RedisClient, userId: string): Promis
   }
   return {
     renew: async () => {
-      await redis.multi().zadd(key, 'XX', Date.now() + LEASE_MS, id).pexpire(key, LEASE_MS).exec();
+      // Not ZADD XX: a stream whose lease ran out (its tick waited on MySQL for longer) was
+      // dropped from the set, so refreshing only a lease still there did nothing and it streamed
+      // on without a slot, beside new ones that took the freed slots (10 for a cap of 5). It takes
+      // a slot again, under the cap as takeStreamSlot does, or is told to stop.
+      const at = Date.now();
+      const res = await redis.multi().zremrangebyscore(key, '-inf', at).zadd(key, at + LEASE_MS, id).zcard(key).pexpire(key, LEASE_MS).exec();
+      if (Number(res?.[1]?.[1] ?? 0) === 0) return true; // its lease was there: moved on
+      if (Number(res?.[2]?.[1] ?? 0) <= MAX_STREAMS_PER_USER) return true;
+      await redis.zrem(key, id);
+      return false;
     },
     release: async () => {
       await redis.zrem(key, id);

@@ -21,9 +21,10 @@ export const GET = route({ auth: 'merchant' }, async ({ req, params, user, calle
     const stock = await readLiveStock(db, redis, id);
     return { stock, series: await getSaleSeries(db, redis, stock) };
   };
-  // One Redis read per tick: a logout (or a revoked session) ends the stream within a second.
+  // One Redis read per tick: a logout (or a revoked session) ends the stream within a second. A
+  // stream whose slot lapsed while a tick stalled, and was taken meanwhile, ends too (the cap).
   const stillAllowed = async () => {
-    await slot.renew();
+    if (!(await slot.renew())) return 'too-many-streams';
     return (await redis.exists(session)) === 1;
   };
   const onClose = () => void slot.release().catch(() => {});
