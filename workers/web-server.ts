@@ -13,6 +13,8 @@ import type { Fallback } from '@/lib/hot/server';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
 const LISTEN_BACKLOG = 4096;
+/** A web process's exit code when it could not listen (EX_CONFIG): the primary stops instead of starting another. */
+const CANNOT_LISTEN = 78;
 
 if (cluster.isPrimary) {
   await refuseUnsafeListen();
@@ -34,6 +36,7 @@ async function refuseUnsafeListen(): Promise<void> {
 
 function runPrimary(): void {
   let stopping = false;
+  let stopCode = 0;
   // One Redis write per event-loop turn (lib/redis/write-per-turn.ts) suits the web processes
   // (many concurrent requests), not the order worker.
   const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true' });
@@ -48,7 +51,14 @@ function runPrimary(): void {
   });
   cluster.on('exit', (w, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(stopCode);
+      return;
+    }
+    if (code === CANNOT_LISTEN) {
+      // Another copy would fail the same way (port taken, address not on this host), every 500 ms
+      // for ever, and the server would never be ready: stop, the web process said why.
+      stopCode = 1;
+      stop('SIGTERM');
       return;
     }
     log.error({ pid: w.process.pid, code, signal }, 'web process died; starting another');
@@ -60,7 +70,7 @@ function runPrimary(): void {
     log.info({ signal }, 'web server stopping');
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
     setTimeout(() => process.exit(1), 12_000).unref();
-    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(stopCode);
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -84,6 +94,26 @@ async function runWorker(): Promise<void> {
   // An ordinary sale whose grabs this process sheds opens its waiting room (docs/fair-sale.md#opening-by-itself).
   const onShed = (route: string, params: Record<string, string>) => route === 'grab' && grabShed(redis, params.voucherId);
   const server = createHotServer({ routes: hotRoutes, fallback, admission, observe: observeHotRoute, onShed });
+  // Without an 'error' listener a failed listen (EADDRINUSE, EADDRNOTAVAIL, EACCES) threw out of
+  // the process, and the primary started another copy that failed the same way, for ever.
+  // A listening server's own errors (an accept that failed for a reason libuv does not absorb: it
+  // sheds EMFILE/ENFILE itself, closing the connections it cannot take) are logged, at most one
+  // line per 10 s with the count since, and the server keeps serving.
+  let errorLoggedAt = 0;
+  let errorsSince = 0;
+  let listening = false;
+  server.once('listening', () => (listening = true));
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (!listening) {
+      log.error({ err, host: env.HOST, port: env.PORT }, `web server cannot listen on ${env.HOST}:${env.PORT} (${err.code ?? err.message})`);
+      process.exit(CANNOT_LISTEN);
+    }
+    errorsSince++;
+    if (Date.now() - errorLoggedAt < 10_000) return;
+    log.error({ err, count: errorsSince }, 'web server error; still serving');
+    errorLoggedAt = Date.now();
+    errorsSince = 0;
+  });
   // A spike opens many connections at once; node's default backlog is 511 (the kernel caps it at
   // net.core.somaxconn). Headroom only: the 1000-connection spike measured the same either way.
   server.listen({ port: env.PORT, host: env.HOST, backlog: LISTEN_BACKLOG });
