@@ -45,11 +45,14 @@ export const keys = {
   /**
    * The waitlist for returned units (docs/fair-sale.md#waitlist), in the user's home bucket tag
    * (today the voucher id): waiting users (sorted set, score = room place, else 1e12 + join sequence), their open offers
-   * (sorted set, score = offer expiry ms), and counters (hash: seq, offered, claimed, expired).
+   * (sorted set, score = offer expiry ms), counters (hash: seq, offered, claimed, expired), and the
+   * users whose offer expired while the sale ran (set: a join again queues them behind, their room
+   * place spent; docs/fair-sale.md#a-room-sales-waitlist).
    */
   seckillWaitlist: (tag: string) => `seckill:{${tag}}:waitlist`,
   seckillOffers: (tag: string) => `seckill:{${tag}}:offers`,
   seckillWaitStats: (tag: string) => `seckill:{${tag}}:waitstats`,
+  seckillWaitLapsed: (tag: string) => `seckill:{${tag}}:lapsed`,
   /** Where a rebuild from MySQL writes a set before renaming it over the live one (one atomic swap). */
   seckillRebuild: (vid: string, what: 'reserved' | 'winners') => `seckill:{${vid}}:${what}:rebuild`,
   /**

@@ -25,6 +25,7 @@ const saleKeys = (vid: string) => [
   keys.seckillWaitlist(vid),
   keys.seckillOffers(vid),
   keys.seckillWaitStats(vid),
+  keys.seckillWaitLapsed(vid),
   // A bucketed sale's stock-move journal and delivered moves (docs/buckets.md); `vid` is the bucket's tag then.
   keys.seckillMovesOut(vid),
   keys.seckillMovesIn(vid),

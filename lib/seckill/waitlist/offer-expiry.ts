@@ -1,6 +1,6 @@
 /**
  * Expired waitlist offers move on (docs/fair-sale.md#waitlist): a pass in the background worker
- * runs lua/seckill-offer-expire-7.lua for every sale the outbox sweeper knows (`seckill:active`:
+ * runs lua/seckill-offer-expire-8.lua for every sale the outbox sweeper knows (`seckill:active`:
  * every preheated sale until it has ended and drained). Each call is one atomic step that closes
  * the offers past their expiry and gives each unit to the next waiter or back to the stock, so
  * several workers running the pass at once, or a claim racing it, never move a unit twice.
@@ -32,7 +32,7 @@ export async function expireOffers(redis: RedisClient, voucherId: string, offerM
     const [expired, offered, toStock] = await runScript<[number, number, number]>(
       redis,
       'seckill-offer-expire',
-      [keys.seckillStock(t), keys.seckillBuyers(t), keys.seckillForfeit(t), keys.seckillMeta(t), w.waitlist, w.offers, w.stats],
+      [keys.seckillStock(t), keys.seckillBuyers(t), keys.seckillForfeit(t), keys.seckillMeta(t), w.waitlist, w.offers, w.stats, w.lapsed],
       [offerMs, MAX_PER_CALL],
     );
     total.expired += expired;

@@ -9,5 +9,5 @@ export const waitTag = (voucherId: string): string => voucherId;
 
 export function waitKeys(voucherId: string) {
   const t = waitTag(voucherId);
-  return { waitlist: keys.seckillWaitlist(t), offers: keys.seckillOffers(t), stats: keys.seckillWaitStats(t) };
+  return { waitlist: keys.seckillWaitlist(t), offers: keys.seckillOffers(t), stats: keys.seckillWaitStats(t), lapsed: keys.seckillWaitLapsed(t) };
 }

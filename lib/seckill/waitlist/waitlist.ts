@@ -83,6 +83,7 @@ export async function joinWaitlist(redis: RedisClient, voucherId: string, userId
       w.stats,
       keys.roomQueue(voucherId),
       keys.roomPassed(voucherId),
+      w.lapsed,
     ],
     [userId, env.WAITLIST_MAX],
   );

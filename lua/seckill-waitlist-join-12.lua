@@ -10,7 +10,9 @@
   may join, and the list is served in room-place order (KEYS[10]: the place is the score) with
   whoever never took a ticket behind every ticket holder, in joining order among themselves (the
   score LATE + sequence, in every sale). A waiting user's position can therefore grow when someone
-  with an earlier room place joins after them.
+  with an earlier room place joins after them. An offer is the place's turn: whoever let one expire
+  (KEYS[12]) joins again as a latecomer, or two early places that never claim would pass every
+  returned unit between them, joining again after each lapse, and nobody behind would get one.
 
   KEYS[1]  seckill:{tag}:meta       hash: begin, end (ms), gate (docs/fair-sale.md#the-gate-in-the-grab),
                                     room ('1': a room sale), roomUntil (ms: a room that opened by itself lapses then)
@@ -24,6 +26,7 @@
   KEYS[9]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
   KEYS[10] seckill:{vid}:room:q     zset user id -> room place (read only)
   KEYS[11] seckill:{vid}:room:passed  users who passed the sale's bot gate (read only)
+  KEYS[12] seckill:{tag}:lapsed     users whose offer expired (read only)
   ARGV[1]  userId   ARGV[2] most users the waitlist holds
 
   Returns  {0, position, length}  waiting (position 1 = next to be offered a unit)
@@ -80,8 +83,9 @@ if window[4] == '1' and (not window[5] or now < tonumber(window[5]))
   and redis.call('SISMEMBER', KEYS[11], ARGV[1]) == 0 then
   return {18}
 end
--- A room place, kept even after a room that opened by itself lapsed; without one, behind them all.
-local place = redis.call('ZSCORE', KEYS[10], ARGV[1])
+-- A room place, kept even after a room that opened by itself lapsed, unless an offer made for it
+-- expired; without one, behind them all.
+local place = redis.call('SISMEMBER', KEYS[12], ARGV[1]) == 0 and redis.call('ZSCORE', KEYS[10], ARGV[1])
 local score = place and tonumber(place) or LATE + redis.call('HINCRBY', KEYS[9], 'seq', 1)
 redis.call('ZADD', KEYS[7], score, ARGV[1])
 return {0, redis.call('ZRANK', KEYS[7], ARGV[1]) + 1, length + 1}

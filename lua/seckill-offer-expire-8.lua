@@ -5,6 +5,11 @@
   several workers running it at once, or a claim racing it, never move one unit twice: an offer is
   either claimed (the claim script removes it while it is still open) or expired here, never both.
 
+  An offer is the waitlist's hold: a user who let theirs run out while the sale runs is noted in
+  KEYS[8], and joining again queues them behind everyone, their room place spent
+  (docs/fair-sale.md#a-room-sales-waitlist). Not after the end: nobody joins then, and the set
+  would be made after the sale's keys were given their expiry.
+
   KEYS[1]  seckill:{tag}:stock
   KEYS[2]  seckill:{tag}:buyers
   KEYS[3]  seckill:{tag}:forfeit
@@ -12,6 +17,7 @@
   KEYS[5]  seckill:{tag}:waitlist   sorted set userId -> place (room place, or a late offset + join sequence; docs/fair-sale.md#a-room-sales-waitlist), served lowest first
   KEYS[6]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms)
   KEYS[7]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
+  KEYS[8]  seckill:{tag}:lapsed     set of users whose offer expired while the sale ran
   ARGV[1]  how long a new offer stays open (ms)   ARGV[2] most offers to close in this call
 
   Returns  {expired, offered, toStock}
@@ -28,6 +34,9 @@ local offered, toStock = 0, 0
 for _, expiredUser in ipairs(due) do
   redis.call('ZREM', KEYS[6], expiredUser)
   redis.call('HINCRBY', KEYS[7], 'expired', 1)
+  if open then
+    redis.call('SADD', KEYS[8], expiredUser)
+  end
   local given = false
   while open and not given do
     local head = redis.call('ZPOPMIN', KEYS[5])

@@ -1,0 +1,94 @@
+/**
+ * A room sale's waitlist is served in room-place order (docs/fair-sale.md#a-room-sales-waitlist);
+ * an offer is the waitlist's hold, and a holder who let it lapse must not take their place back.
+ * Through the real routes, worker, MySQL, Redis/Lua and RabbitMQ: two ticket holders with the
+ * earliest places who never claim, each joining again as soon as their offer expired, would
+ * otherwise be offered every returned unit in turn, for the sale's whole life, and a ticket holder
+ * behind them none.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+const saved = vi.hoisted(() => {
+  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, offer: process.env.WAITLIST_OFFER_MS };
+  process.env.ROOM_ADMIT_PER_SECOND = '20';
+  process.env.WAITLIST_OFFER_MS = '1000';
+  return s;
+});
+
+import { db, closeDb } from '@/lib/db/client';
+import { redis, closeRedis } from '@/lib/redis/client';
+import { closeMq } from '@/lib/mq/connection';
+import { callRoute } from '@/e2e/support/helpers';
+import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
+import { GET as viewRoute, POST as joinWaitlistRoute } from '@/app/api/seckill/[voucherId]/waitlist/route';
+import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
+import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { assertInvariants } from '@/lib/seckill/invariants';
+import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
+import { createTestUsers, waitDrained, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { callJoin, callLook, callToken, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
+import { keys } from '@/lib/redis/keys';
+
+let worker: OrderWorker;
+
+beforeAll(async () => {
+  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
+});
+
+afterAll(async () => {
+  await worker.stop();
+  await waitOutShortLivedKeys(redis);
+  await closeMq();
+  await Promise.all([closeDb(), closeRedis()]);
+  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['WAITLIST_OFFER_MS', saved.offer]] as const) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+const joinWaitlist = (u: TestUser, voucherId: string) => callRoute(joinWaitlistRoute, { method: 'POST', token: u.token, params: { voucherId } });
+const positionOf = async (u: TestUser, voucherId: string) => (await callRoute(viewRoute, { method: 'GET', token: u.token, params: { voucherId } })).json.data.me;
+const offered = (voucherId: string) => redis.zrange(keys.seckillOffers(voucherId), 0, -1);
+/** The expiry pass (the worker's timer runs it every second in production), once the open offer is due. */
+const expireDue = (voucherId: string) => waitFor('the open offer expired and moved on', async () => ((await expireOffers(redis, voucherId)).expired > 0 ? true : null), 10_000, 100);
+
+describe("a room sale's waitlist after an offer lapsed", () => {
+  it('an offer that expired costs its holder the room place: joining again queues behind the ticket holders still waiting, so two early places cannot pass a unit between them', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
+    const [a, g1, g2, h] = await createTestUsers(db, redis, 4);
+
+    // a takes place 1 and buys the one unit; g1, g2 and h take places 2..4 and pass the gate in the room.
+    const ja = await callJoin(a!, voucherId);
+    expect(ja.json.data.position).toBe(1);
+    for (const [i, p] of [g1!, g2!, h!].entries()) {
+      const j = await callJoin(p, voucherId, { altcha: await solveGate(p, voucherId) });
+      expect(j.status).toBe(200);
+      expect(j.json.data.position).toBe(i + 2);
+    }
+    await waitFor('a admitted', async () => (await callLook(a!, voucherId)).json?.data?.state === 'admitted', 20_000, 100);
+    const pass = await callToken(a!, voucherId, { ticket: ja.json.data.ticket, altcha: await solveGate(a!, voucherId) });
+    expect(pass.status).toBe(200);
+    const bought = await callRoute(grabRoute, { method: 'POST', token: a!.token, params: { voucherId }, query: { g: pass.json.data.token } });
+    expect(bought.status).toBe(200);
+    await waitDrained(db, redis, voucherId, 1);
+
+    for (const [i, p] of [g1!, g2!, h!].entries()) expect((await joinWaitlist(p, voucherId)).json.data.me).toEqual({ state: 'waiting', position: i + 1 });
+
+    // a cancels: g1 (the earliest place) is offered the unit and lets it run out; it moves on to g2.
+    expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: bought.json.data.orderId as string } })).status).toBe(200);
+    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    await expireDue(voucherId);
+    expect(await offered(voucherId)).toEqual([g2!.userId]);
+
+    // g1 joins again at once: behind h, who still waits, not back at the head with place 2.
+    expect((await joinWaitlist(g1!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 2 });
+    expect(await positionOf(h!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+
+    // g2 lets it run out too: the unit reaches h. (Were g1 back at the head, g1 and g2 would take it
+    // in turn, joining again after each lapse, and h would never see it.)
+    await expireDue(voucherId);
+    expect(await offered(voucherId)).toEqual([h!.userId]);
+    expect((await joinWaitlist(g2!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 2 });
+    await assertInvariants(voucherId);
+  });
+});
