@@ -75,6 +75,13 @@ test('reserve → the room (the place goes down) → the gate → grab → order
   await expect(bBox.getByTestId('waitlist-join')).toBeVisible({ timeout: 10_000 });
   await expect(bBox.getByTestId('seckill-room-link')).toHaveCount(0);
   await expect(bBox.getByTestId('waitlist-gate')).toHaveCount(0);
+  // The challenge cannot be had (the network, or a room that opened by itself just lapsed): the card
+  // says so and 加入候补 works again, rather than staying on 验证中….
+  await b.route('**/room/challenge', (r) => r.fulfill({ status: 404, contentType: 'application/json', body: '{"error":{"code":"NOT_FOUND","message":"该秒杀无需排队"}}' }));
+  await bBox.getByTestId('waitlist-join').click();
+  await expect(bBox.getByTestId('waitlist-error')).toContainText('人机验证未完成');
+  await expect(bBox.getByTestId('waitlist-join')).toBeEnabled();
+  await b.unroute('**/room/challenge');
   await bBox.getByTestId('waitlist-join').click();
   // The widget may be done before a look could see it (the cost here is small): a picture, no assertion.
   await shot(b, 'fair-waitlist-gate');

@@ -19,12 +19,25 @@ const STRINGS = JSON.stringify({
   ariaLinkLabel: 'ALTCHA',
 });
 
-export function AltchaGate({ challengeUrl, onSolved, testId = 'room-gate' }: { challengeUrl: string; onSolved: (payload: string) => void; testId?: string }) {
+export function AltchaGate({
+  challengeUrl,
+  onSolved,
+  onFailed,
+  testId = 'room-gate',
+}: {
+  challengeUrl: string;
+  onSolved: (payload: string) => void;
+  /** The widget could not solve (its challenge request failed, e.g. the sale no longer has a gate). */
+  onFailed?: () => void;
+  testId?: string;
+}) {
   const ref = useRef<HTMLElement | null>(null);
   const [ready, setReady] = useState(false);
   const solved = useRef(onSolved);
+  const failed = useRef(onFailed);
   useEffect(() => {
     solved.current = onSolved;
+    failed.current = onFailed;
   });
   useEffect(() => {
     let cancelled = false;
@@ -39,6 +52,7 @@ export function AltchaGate({ challengeUrl, onSolved, testId = 'room-gate' }: { c
     const onState = (ev: Event) => {
       const d = (ev as CustomEvent<{ state: string; payload?: string }>).detail;
       if (d?.state === 'verified' && d.payload) solved.current(d.payload);
+      else if (d?.state === 'error') failed.current?.();
     };
     el.addEventListener('statechange', onState);
     return () => el.removeEventListener('statechange', onState);

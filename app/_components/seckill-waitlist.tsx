@@ -108,9 +108,9 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
       }
     } catch (e) {
       setError(e instanceof ApiError ? e.message : '网络异常，请稍后再试');
-      // A solution refused (expired, or spent by another tab): the next 加入候补 solves a fresh one.
-      if (e instanceof ApiError && e.code === 'POW_FAILED') void load();
-      if (kind === 'claim') void load();
+      // The view may have moved on: an offer expired meanwhile; a refused solution (the next 加入候补
+      // solves a fresh one); a gate passed before a refusal such as NOT_SOLD_OUT (no second solving).
+      if (kind !== 'leave') void load();
     } finally {
       setBusy(null);
     }
@@ -183,7 +183,17 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
           {gating && (
             <div className="mt-2" data-testid="waitlist-gate">
               <p className="mb-1 text-xs text-gray-600">排队抢购的候补需先完成人机验证（自动进行，约 1 秒），完成后自动加入</p>
-              <AltchaGate challengeUrl={`/api/seckill/${voucherId}/room/challenge`} onSolved={(payload) => void act('join', payload)} testId="waitlist-gate-widget" />
+              <AltchaGate
+                challengeUrl={`/api/seckill/${voucherId}/room/challenge`}
+                onSolved={(payload) => void act('join', payload)}
+                onFailed={() => {
+                  // No challenge (a room that opened by itself has lapsed: no gate any more) or no network: ask again.
+                  setGating(false);
+                  setError('人机验证未完成，请重试');
+                  void load();
+                }}
+                testId="waitlist-gate-widget"
+              />
             </div>
           )}
         </>
