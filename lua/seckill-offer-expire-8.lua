@@ -13,7 +13,9 @@
   KEYS[1]  seckill:{tag}:stock
   KEYS[2]  seckill:{tag}:buyers
   KEYS[3]  seckill:{tag}:forfeit
-  KEYS[4]  seckill:{tag}:meta       hash: end (ms)
+  KEYS[4]  seckill:{tag}:meta       hash: end (ms), back (units given back to the open stock,
+                                    lua/seckill-return-8.lua; only before the end: a meta that
+                                    expired is not made again here)
   KEYS[5]  seckill:{tag}:waitlist   sorted set userId -> place (room place, or a late offset + join sequence; docs/fair-sale.md#a-room-sales-waitlist), served lowest first
   KEYS[6]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms)
   KEYS[7]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
@@ -54,6 +56,9 @@ for _, expiredUser in ipairs(due) do
     offered = offered + 1
   else
     redis.call('INCR', KEYS[1])
+    if open then
+      redis.call('HINCRBY', KEYS[4], 'back', 1)
+    end
     toStock = toStock + 1
   end
 end

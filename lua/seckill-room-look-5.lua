@@ -5,7 +5,8 @@
   are shuffled), then answers where this user stands.
 
   KEYS[1]  seckill:{vid}:meta        hash: begin, end (ms), room ('1' for a room sale), roomUntil
-                                     (ms; a room that opened by itself lapses then)
+                                     (ms; a room that opened by itself lapses then), back (units
+                                     buyers gave back to the open stock, lua/seckill-return-8.lua)
   KEYS[2]  seckill:{vid}:room:q      zset user id -> position (1-based)
   KEYS[3]  seckill:{vid}:room:state  hash: seq (tickets issued), pre (of them before the start),
                                      served (positions admitted, may be fractional), at (ms of the
@@ -19,7 +20,13 @@
   ARGV[5]  hold, ms (0: no cap): an admitted ticket holds a unit this long, so the counter admits
            no more tickets than there are units for (docs/fair-sale.md#an-admitted-ticket-holds-a-unit):
              served <= stock + max(won, served as it was at least `hold` ago)
-           won = SCARD(buyers) - w0 (w0: buyers when the room first admitted). Every admitted
+           won = SCARD(buyers) + back - w0 (w0: the same sum when the room first admitted). A
+           buyer who gave their unit back to the open stock (cancel, payment timeout, refund, or an
+           offer of it that expired with nobody waiting: meta's back) left the buyers set but still
+           counts as won: they forfeited and hold nothing, and the unit raises the cap at once, as
+           stock, for the next ticket (counted out, their ticket held the unit they gave back until
+           its hold lapsed). A unit given back as a waitlist offer counts out until claimed: it is
+           not on open sale, the cap only errs later. Every admitted
            ticket that has not won yet is either still within its hold (then it has a unit: the
            admitted-not-won are at most the stock) or lapsed (admitted before the checkpoint: its
            unit may go to the next ticket). Checkpoints of served every hold/4, a ring of 8 fields
@@ -38,7 +45,7 @@
            {5}  started, the pre-start tickets not shuffled yet (the caller shuffles, asks again)
   Keys expire an hour after the sale's end (set on each join).
 ]]
-local m = redis.call('HMGET', KEYS[1], 'begin', 'end', 'room', 'roomUntil')
+local m = redis.call('HMGET', KEYS[1], 'begin', 'end', 'room', 'roomUntil', 'back')
 if not m[1] or not m[2] then
   return {1}
 end
@@ -103,7 +110,7 @@ if now >= begin then
   local won, hi, hat = 0, 0, -1
   if capped then
     local w = redis.call('HMGET', KEYS[3], 'w0', 'hi', 'hat', 'hl')
-    local bought = redis.call('SCARD', KEYS[5])
+    local bought = redis.call('SCARD', KEYS[5]) + (tonumber(m[5]) or 0)
     local w0 = tonumber(w[1])
     if not w0 then
       w0 = bought

@@ -4,22 +4,24 @@
   `roomUntil`. Each call pushes that end further; nobody calling lets it lapse. A merchant's room
   (room = '1' without roomUntil) is left as it is.
 
-  KEYS[1]  seckill:{vid}:meta         hash: end (ms), room, roomUntil
-  KEYS[2]  seckill:{vid}:room:state   hash: w0 (buyers when the room first admitted), wl (the units
-                                      the room's admitted had won at the counter's last move)
+  KEYS[1]  seckill:{vid}:meta         hash: end (ms), room, roomUntil, back (units buyers gave back
+                                      to the open stock)
+  KEYS[2]  seckill:{vid}:room:state   hash: w0 (buyers + back when the room first admitted), wl (the
+                                      units the room's admitted had won at the counter's last move)
   KEYS[3]  seckill:{vid}:buyers
   ARGV[1]  how long the room stays open after this call, ms
 
   Opening a room that had lapsed again: while it was lapsed anyone could buy, and those purchases
-  are not the room's; counted as the room's wins (won = |buyers| - w0) they would let the counter
-  admit more holders than there are units (docs/fair-sale.md#an-admitted-ticket-holds-a-unit). So
-  w0 is moved on by every buyer since the counter last counted: won starts again from wl. The
-  room's own admitted who bought during the lapse are then counted as still holding — the cap errs
-  towards admitting later, never towards a hold without a unit — until their holds run out.
+  are not the room's; counted as the room's wins (won = |buyers| + back - w0) they would let the
+  counter admit more holders than there are units (docs/fair-sale.md#an-admitted-ticket-holds-a-unit).
+  So w0 is moved on by every buyer and every unit given back since the counter last counted: won
+  starts again from wl. The room's own admitted who bought during the lapse are then counted as
+  still holding — the cap errs towards admitting later, never towards a hold without a unit —
+  until their holds run out.
 
   Returns  1 opened or extended; 0 not a known sale, ended, or the merchant's own room
 ]]
-local m = redis.call('HMGET', KEYS[1], 'end', 'room', 'roomUntil')
+local m = redis.call('HMGET', KEYS[1], 'end', 'room', 'roomUntil', 'back')
 if not m[1] then
   return 0
 end
@@ -34,7 +36,7 @@ end
 if m[3] and now >= tonumber(m[3]) then
   local st = redis.call('HMGET', KEYS[2], 'w0', 'wl')
   if st[1] then
-    redis.call('HSET', KEYS[2], 'w0', redis.call('SCARD', KEYS[3]) - (tonumber(st[2]) or 0))
+    redis.call('HSET', KEYS[2], 'w0', redis.call('SCARD', KEYS[3]) + (tonumber(m[4]) or 0) - (tonumber(st[2]) or 0))
   end
 end
 redis.call('HSET', KEYS[1], 'room', '1', 'roomUntil', now + tonumber(ARGV[1]))

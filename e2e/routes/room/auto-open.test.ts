@@ -16,8 +16,9 @@ import { callRoute } from '@/e2e/support/helpers';
 import { createHotServer } from '@/lib/hot/server';
 import { route } from '@/lib/http/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
+import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
 import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
-import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, createTestVoucher, waitDrained, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { callChallenge, callJoin, callLook, callToken, createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { grabShed, openRoomByItself } from '@/lib/seckill/room/auto-open';
@@ -113,6 +114,29 @@ describe('the room opens by itself', () => {
     const pass = await callToken(a!, voucherId, { ticket: ja.json.data.ticket, altcha: await solvedPayload(ch.json) });
     expect((await grab(a!, voucherId, pass.json.data.token)).status).toBe(200);
     expect((await look(d!)).json.data.state).toBe('soldout');
+  });
+
+  it('a unit bought and given back while the room lapsed is not counted as its holders\' win either', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 3 });
+    const [a, b, d, e, f] = await createTestUsers(db, redis, 5);
+    const look = (u: TestUser) => callLook(u, voucherId);
+    expect(await openRoomByItself(redis, voucherId, 60_000)).toBe(true);
+    await callJoin(a!, voucherId);
+    await waitFor('a admitted', async () => (await look(a!)).json.data.state === 'admitted', 5000, 20);
+    // Lapsed: b buys and cancels (the unit back to the open stock, counted in the meta's back).
+    await redis.hset(keys.seckillMeta(voucherId), 'roomUntil', String(Date.now() - 1));
+    const bought = await grab(b!, voucherId);
+    expect(bought.status).toBe(200);
+    await waitDrained(db, redis, voucherId, 1);
+    expect((await callRoute(cancelRoute, { method: 'POST', token: b!.token, params: { id: bought.json.data.orderId } })).status).toBe(200);
+    expect(await redis.get(keys.seckillStock(voucherId))).toBe('3');
+    // Open again: three units, A holds one; d and e take the other two, f waits. Moving w0 on by the
+    // buyers alone, b's unit counted as the room's win and f was admitted too: four holders, three units.
+    expect(await openRoomByItself(redis, voucherId, 60_000)).toBe(true);
+    for (const u of [d!, e!, f!]) await callJoin(u, voucherId);
+    await new Promise((r) => setTimeout(r, 150));
+    for (const u of [a!, d!, e!]) expect((await look(u)).json.data.state).toBe('admitted');
+    expect((await look(f!)).json.data).toMatchObject({ state: 'waiting', ahead: 0, allHeld: true });
   });
 
   it('not below the threshold, and never over a merchant room', async () => {
