@@ -11,7 +11,7 @@
   KEYS[3]  seckill:{vid}:room:state  hash: seq (tickets issued), pre (of them before the start),
                                      served (positions admitted, may be fractional), at (ms of the
                                      last move), seed (set once the pre-start tickets are shuffled),
-                                     w0, wl (the hold cap's count of units won, below)
+                                     w0, wl, pw (the hold cap's count of units won, below)
   KEYS[4]  seckill:{vid}:stock       remaining units
   KEYS[5]  seckill:{vid}:buyers      users who bought (SCARD: the units won)
   ARGV[1]  user id   ARGV[2] '1' to join if not in the room (not after the start with no stock
@@ -19,14 +19,16 @@
   ARGV[4]  admission rate, tickets per second (> 0)
   ARGV[5]  hold, ms (0: no cap): an admitted ticket holds a unit this long, so the counter admits
            no more tickets than there are units for (docs/fair-sale.md#an-admitted-ticket-holds-a-unit):
-             served <= stock + max(won, served as it was at least `hold` ago)
+             served <= stock + max(won + pw, served as it was at least `hold` ago)
            won = SCARD(buyers) + back - w0 (w0: the same sum when the room first admitted). A
            buyer who gave their unit back to the open stock (cancel, payment timeout, refund, or an
            offer of it that expired with nobody waiting: meta's back) left the buyers set but still
            counts as won: they forfeited and hold nothing, and the unit raises the cap at once, as
            stock, for the next ticket (counted out, their ticket held the unit they gave back until
-           its hold lapsed). A unit given back as a waitlist offer counts out until claimed: it is
-           not on open sale, the cap only errs later. Every admitted
+           its hold lapsed). A unit given back as a waitlist offer counts out until claimed (it is
+           not on open sale); its claim then counts in for the buyer who gave it back, so the
+           claimant is not in won: pw counts the tickets that had bought already when the counter
+           reached them (a waitlist claim before their place came). Every admitted
            ticket that has not won yet is either still within its hold (then it has a unit: the
            admitted-not-won are at most the stock) or lapsed (admitted before the checkpoint: its
            unit may go to the next ticket). Checkpoints of served every hold/4, a ring of 8 fields
@@ -83,6 +85,9 @@ local shuffled = 0
 if pre == 0 or st[5] then
   shuffled = 1
 end
+-- places of one move of the counter looked up in the buyers set (pw, below)
+local PW_CHECK = 64
+
 -- served as it was at least `hold` ago, from the ring of checkpoints (0 if none is that old)
 local function servedAgo(hold)
   local ring = redis.call('HMGET', KEYS[3], 'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7')
@@ -107,16 +112,16 @@ if now >= begin then
   local hold = tonumber(ARGV[5]) or 0
   local capped = hold > 0 and served < seq
   -- With a hold: the units won since the room first admitted, and the checkpoint ring's cursor.
-  local won, hi, hat = 0, 0, -1
+  local won, hi, hat, pw = 0, 0, -1, 0
   if capped then
-    local w = redis.call('HMGET', KEYS[3], 'w0', 'hi', 'hat', 'hl')
+    local w = redis.call('HMGET', KEYS[3], 'w0', 'hi', 'hat', 'hl', 'pw')
     local bought = redis.call('SCARD', KEYS[5]) + (tonumber(m[5]) or 0)
     local w0 = tonumber(w[1])
     if not w0 then
       w0 = bought
       redis.call('HSET', KEYS[3], 'w0', w0)
     end
-    won, hi, hat = bought - w0, tonumber(w[2]) or 0, tonumber(w[3]) or -1
+    won, hi, hat, pw = bought - w0, tonumber(w[2]) or 0, tonumber(w[3]) or -1, tonumber(w[5]) or 0
     local sep = w[4] and string.find(w[4], ':', 1, true)
     local lastMove = sep and tonumber(string.sub(w[4], 1, sep - 1))
     if lastMove and lastMove > hat and now - lastMove >= hold / 4 then
@@ -131,8 +136,23 @@ if now >= begin then
   if now > at and served < seq then
     local nextServed = math.min(seq, served + (now - at) * tonumber(ARGV[4]) / 1000)
     -- The cap; the lapsed holds (the ring) are read only when the units won do not cover it.
-    if capped and nextServed > stock + math.max(0, won) then
-      nextServed = math.max(served, math.min(nextServed, stock + math.max(won, servedAgo(hold))))
+    if capped and nextServed > stock + math.max(0, won + pw) then
+      nextServed = math.max(served, math.min(nextServed, stock + math.max(won + pw, servedAgo(hold))))
+    end
+    -- pw: tickets that had bought already when the counter reached them (through the waitlist, or
+    -- while a room that opened by itself had lapsed). They hold nothing, and no other term counts
+    -- them as won. At most PW_CHECK of a move's new places are looked at: one not looked at counts
+    -- as holding, the cap only errs later.
+    if capped and math.floor(nextServed) > math.floor(served) then
+      local reached = redis.call('ZRANGEBYSCORE', KEYS[2], math.floor(served) + 1, math.floor(nextServed), 'LIMIT', 0, PW_CHECK)
+      local already = 0
+      for _, u in ipairs(reached) do
+        already = already + redis.call('SISMEMBER', KEYS[5], u)
+      end
+      if already > 0 then
+        pw = pw + already
+        redis.call('HSET', KEYS[3], 'pw', pw)
+      end
     end
     if capped and now - hat >= hold / 4 then
       redis.call('HSET', KEYS[3], 'h' .. hi, now .. ':' .. nextServed, 'hi', (hi + 1) % 8, 'hat', now)
@@ -158,7 +178,7 @@ if now >= begin then
       redis.call('PEXPIREAT', KEYS[3], finish + 3600000)
     end
   end
-  if capped and math.floor(served) < seq and math.floor(served) - won >= stock then
+  if capped and math.floor(served) < seq and math.floor(served) - won - pw >= stock then
     held = 1
   end
 end

@@ -20,7 +20,7 @@ const pinned: Record<string, string> = {
   'seckill-epoch': '795dc6585d215b5622ad1740ca9dc6e9ac019335',
   'seckill-order-id': '77c7b7ad9dd201b15a72702eaff256fef35f87b3',
   'seckill-preheat': '8d0fcd256f3909f3d73720e47fc2959eefbd3427',
-  'seckill-room-look': 'a78e2bfdf69703f03d34a2c1decdc48413fecba0',
+  'seckill-room-look': 'dc76d362d1dc68a87184f50d8c097b9d2bb2ee55',
   'seckill-room-open': 'cc74ff9dfc1b994807700038ec008e22f2d72058',
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
