@@ -13,60 +13,31 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 
 const HOLD_MS = 8000;
-const saved = vi.hoisted(() => {
-  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, hold: process.env.ROOM_HOLD_MS, offer: process.env.WAITLIST_OFFER_MS };
-  process.env.ROOM_ADMIT_PER_SECOND = '20';
-  process.env.ROOM_HOLD_MS = '8000';
-  process.env.WAITLIST_OFFER_MS = '1500';
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ ROOM_ADMIT_PER_SECOND: '20', ROOM_HOLD_MS: '8000', WAITLIST_OFFER_MS: '1500' }));
 
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
-import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
 import { POST as joinWaitlistRoute } from '@/app/api/seckill/[voucherId]/waitlist/route';
 import { POST as claimRoute } from '@/app/api/seckill/[voucherId]/waitlist/claim/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
 import { assertInvariants } from '@/lib/seckill/invariants';
-import { createTestUsers, waitDrained, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
-import { callJoin as join, callLook as look, callToken as pass, createRoomVoucher, solveGate as solve } from '@/e2e/support/fixtures/room';
+import { createTestUsers, waitDrained, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { callJoin as join, callLook as look, buyThroughRoom, createRoomVoucher, solveGate as solve } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 
-let worker: OrderWorker;
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
+beforeAll(suite.start);
+afterAll(suite.end);
 
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await Promise.all([closeMq(), closeDb(), closeRedis()]);
-  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['ROOM_HOLD_MS', saved.hold], ['WAITLIST_OFFER_MS', saved.offer]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-});
-
-const grab = (u: TestUser, voucherId: string, g: string) => callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, query: { g } });
 const cancel = (u: TestUser, orderId: string) => callRoute(cancelRoute, { method: 'POST', token: u.token, params: { id: orderId } });
 const joinWaitlist = async (u: TestUser, voucherId: string) =>
   callRoute(joinWaitlistRoute, { method: 'POST', token: u.token, params: { voucherId }, body: { altcha: await solve(u, voucherId) } });
 const stateOf = async (u: TestUser, voucherId: string) => (await look(u, voucherId)).json.data;
 
-/** Admitted (already, or soon), through the gate, one grab: the order id. */
-async function buy(u: TestUser, voucherId: string, ticket: string): Promise<string> {
-  await waitFor('admitted', async () => (await stateOf(u, voucherId)).state === 'admitted', 5000, 50);
-  const p = await pass(u, voucherId, { ticket, altcha: await solve(u, voucherId) });
-  expect(p.status).toBe(200);
-  const g = await grab(u, voucherId, p.json.data.token);
-  expect(g.status).toBe(200);
-  return g.json.data.orderId as string;
-}
+const buy = (u: TestUser, voucherId: string, ticket: string) => buyThroughRoom(u, voucherId, ticket, 5000);
 
 /**
  * Stock 2, five tickets: the first two admitted (the cap, not the rate, stops the third) and both

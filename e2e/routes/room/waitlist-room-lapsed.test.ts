@@ -8,43 +8,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const saved = vi.hoisted(() => {
-  const s = { rate: process.env.ROOM_ADMIT_PER_SECOND, offer: process.env.WAITLIST_OFFER_MS };
-  process.env.ROOM_ADMIT_PER_SECOND = '20';
-  process.env.WAITLIST_OFFER_MS = '1000';
-  return s;
-});
+const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ ROOM_ADMIT_PER_SECOND: '20', WAITLIST_OFFER_MS: '1000' }));
 
-import { db, closeDb } from '@/lib/db/client';
-import { redis, closeRedis } from '@/lib/redis/client';
-import { closeMq } from '@/lib/mq/connection';
+import { db } from '@/lib/db/client';
+import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
-import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as viewRoute, POST as joinWaitlistRoute } from '@/app/api/seckill/[voucherId]/waitlist/route';
 import { POST as cancelRoute } from '@/app/api/orders/[id]/cancel/route';
-import { startOrderWorker, type OrderWorker } from '@/lib/order/worker';
+import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
-import { createTestUsers, waitDrained, waitFor, waitOutShortLivedKeys, type TestUser } from '@/e2e/support/fixtures/seckill';
-import { callJoin, callLook, callToken, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
+import { createTestUsers, waitDrained, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { buyThroughRoom, callJoin, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 
-let worker: OrderWorker;
-
-beforeAll(async () => {
-  worker = await startOrderWorker({ batchWaitMs: 5, sweepIntervalMs: 1000, staleMs: 3000, retryBaseMs: 200, maxAttempts: 3 });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await waitOutShortLivedKeys(redis);
-  await closeMq();
-  await Promise.all([closeDb(), closeRedis()]);
-  for (const [k, v] of [['ROOM_ADMIT_PER_SECOND', saved.rate], ['WAITLIST_OFFER_MS', saved.offer]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-});
+const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
+beforeAll(suite.start);
+afterAll(suite.end);
 
 const joinWaitlist = (u: TestUser, voucherId: string) => callRoute(joinWaitlistRoute, { method: 'POST', token: u.token, params: { voucherId } });
 const positionOf = async (u: TestUser, voucherId: string) => (await callRoute(viewRoute, { method: 'GET', token: u.token, params: { voucherId } })).json.data.me;
@@ -65,17 +45,13 @@ describe("a room sale's waitlist after an offer lapsed", () => {
       expect(j.status).toBe(200);
       expect(j.json.data.position).toBe(i + 2);
     }
-    await waitFor('a admitted', async () => (await callLook(a!, voucherId)).json?.data?.state === 'admitted', 20_000, 100);
-    const pass = await callToken(a!, voucherId, { ticket: ja.json.data.ticket, altcha: await solveGate(a!, voucherId) });
-    expect(pass.status).toBe(200);
-    const bought = await callRoute(grabRoute, { method: 'POST', token: a!.token, params: { voucherId }, query: { g: pass.json.data.token } });
-    expect(bought.status).toBe(200);
+    const orderId = await buyThroughRoom(a!, voucherId, ja.json.data.ticket);
     await waitDrained(db, redis, voucherId, 1);
 
     for (const [i, p] of [g1!, g2!, h!].entries()) expect((await joinWaitlist(p, voucherId)).json.data.me).toEqual({ state: 'waiting', position: i + 1 });
 
     // a cancels: g1 (the earliest place) is offered the unit and lets it run out; it moves on to g2.
-    expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: bought.json.data.orderId as string } })).status).toBe(200);
+    expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: orderId } })).status).toBe(200);
     expect(await offered(voucherId)).toEqual([g1!.userId]);
     await expireDue(voucherId);
     expect(await offered(voucherId)).toEqual([g2!.userId]);
