@@ -194,8 +194,8 @@ const schema = z.object({
   ROOM_HOLD_MS: int(20_000),
   /**
    * Buying on admission in turn (docs/fair-sale.md#in-turn): a buyer admitted and told to solve the
-   * gate keeps their turn this long, ms; in the same web process a later place's grab waits for
-   * theirs until then. 0 = no turns: admitted buyers' grabs go in the order they arrive.
+   * gate keeps their turn this long, ms; a later place's grab, on any web process, is parked in
+   * Redis until theirs (or until then). 0 = no turns: admitted buyers' grabs go in the order they arrive.
    */
   ROOM_TURN_MS: int(3_000),
   /**

@@ -6,7 +6,10 @@
  * errors with jitter, re-joining when its place is gone, asking for a fresh token when one is
  * refused. In the middle of the room (users waiting, some admitted) Redis is SIGKILLed and
  * restarted; later, still with people waiting, one web instance is SIGKILLed (its users move to the
- * other). A few bots grab without a token or with a forged one all along.
+ * other). A few bots grab without a token or with a forged one all along. Every other visitor
+ * buys on admission instead (docs/fair-sale.md#buying-on-admission): the gate's solution handed in
+ * with a join that asks to buy and waits, then looks with `buy=1` until the purchase, so their grabs
+ * go in turn, parked in Redis behind the places ahead (docs/fair-sale.md#in-turn), through both faults.
  *
  * Requires: every user ends won or sold out, the stock sold out exactly, oversold = duplicates =
  * lost = 0 against MySQL, the queue and the outbox drained, every flash-sale invariant
@@ -57,10 +60,13 @@ const t0 = Date.now();
 const log = (msg: string) => console.log(`[room-faults ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${msg}`);
 const jitter = (ms: number) => ms / 2 + Math.random() * ms;
 
-type Final = 'won' | 'won-unseen' | 'soldout' | 'hanging' | 'error';
+/** `unsure`: a buyer on admission whose buy went unanswered (it may have bought) and then heard 已抢光: they look at their orders once the queue drained. */
+type Final = 'won' | 'won-unseen' | 'soldout' | 'unsure' | 'hanging' | 'error';
 interface Visitor {
   user: StormUser;
   web: number;
+  /** Buys on admission (join `{ altcha, buy, wait }`, looks with `buy=1`) instead of the token route. */
+  buys: boolean;
   state: 'joining' | 'waiting' | 'admitted' | 'grabbing' | 'done';
   final?: Final;
   orderIds: string[];
@@ -81,6 +87,7 @@ interface ReplyData {
   token?: string;
   grabUrl?: string;
   orderId?: string;
+  purchase?: { orderId?: string };
 }
 interface Reply {
   status: number | 'conn';
@@ -174,9 +181,54 @@ async function main(): Promise<number> {
     await sleep(Math.random() * 3000); // arrivals spread over 3 s
     while (v.state !== 'done') {
       if (Date.now() > deadline) return finish('hanging', `still ${v.state}`);
+      if (v.buys && ticket) {
+        // Buying on admission: the solution with a join that asks to buy and waits, then looks
+        // with buy=1; the answer that finds the turn is the purchase.
+        const altcha = passedGate ? undefined : await solve(v);
+        const asked = Date.now();
+        const r = altcha
+          ? await call(v, 'POST', `/api/seckill/${voucherId}/room`, { altcha, buy: true, wait: LOOK_WAIT_MS })
+          : await call(v, 'GET', `/api/seckill/${voucherId}/room?wait=${LOOK_WAIT_MS}&buy=1`);
+        if (r.status === 200) {
+          failures = 0;
+          if (altcha) passedGate = true;
+          const bought = r.data?.purchase?.orderId;
+          if (bought) {
+            v.orderIds.push(bought);
+            return finish('won');
+          }
+          const st = r.data?.state;
+          if (st === 'soldout') return finish(v.unanswered ? 'unsure' : 'soldout');
+          if (st === 'none') {
+            ticket = null;
+            v.rejoins++;
+          } else if (st === 'admitted') {
+            // Admitted and asked to buy, but no purchase: the gate is not passed (a Redis that lost it).
+            v.state = 'admitted';
+            passedGate = false;
+          } else {
+            v.state = 'waiting';
+            // Answered before its wait ran out while still waiting (the server held no more): wait the rest.
+            await sleep(Math.max(0, LOOK_WAIT_MS - (Date.now() - asked)));
+          }
+        } else if (r.code === 'ALREADY_BOUGHT') return v.unanswered ? finish('won-unseen') : unexpected('buy (bought without a 200)', r);
+        else if (r.code === 'SOLD_OUT') return finish(v.unanswered ? 'unsure' : 'soldout');
+        else if (r.code === 'POW_FAILED') {
+          if (altcha) return unexpected('buy', r);
+          passedGate = false; // the gate forgot this user (a Redis that lost it): solve again
+        } else if (r.code === 'NEED_TICKET' || r.code === 'TOKEN_USED') {
+          ticket = null;
+          v.rejoins++;
+        } else if (r.status === 'conn' || r.status === 503 || r.status === 401) {
+          // A buy with no answer, or a 503 whose grab may have run: an ALREADY_BOUGHT later is this one's.
+          if (r.status !== 401) v.unanswered++;
+          await retry(r.status);
+        } else return unexpected('buy', r);
+        continue;
+      }
       if (!ticket) {
         v.state = 'joining';
-        const j = await call(v, 'POST', `/api/seckill/${voucherId}/room`);
+        const j = await call(v, 'POST', `/api/seckill/${voucherId}/room`, v.buys ? { buy: true } : undefined);
         if (j.status === 200) {
           ticket = j.data?.ticket ?? null;
           failures = 0;
@@ -270,7 +322,7 @@ async function main(): Promise<number> {
     }
   });
 
-  const visitors: Visitor[] = users.map((user, i) => ({ user, web: i % 2 ? WEB2 : WEB1, state: 'joining', orderIds: [], usedTokens: [], unanswered: 0, rejoins: 0, freshTokens: 0, moved: 0 }));
+  const visitors: Visitor[] = users.map((user, i) => ({ user, web: i % 2 ? WEB2 : WEB1, buys: i % 4 >= 2, state: 'joining', orderIds: [], usedTokens: [], unanswered: 0, rejoins: 0, freshTokens: 0, moved: 0 }));
   const runs = Promise.all(visitors.map((v) => visit(v)));
   const buyers = async () => (await readSeckillState(redis, voucherId))?.buyers ?? 0;
   const snapshot = () => {
@@ -345,6 +397,13 @@ async function main(): Promise<number> {
       return outbox === 0 && queued === 0;
     }, 90_000, 500).then(() => true, () => false);
     await conn.close();
+    // A buyer who never heard how their buy ended looks at their orders, as a person would.
+    for (const v of visitors.filter((x) => x.final === 'unsure')) {
+      let r = await call({ user: v.user, web: WEB1 }, 'GET', '/api/orders?size=50');
+      if (r.status === 401) r = await call({ user: v.user, web: WEB1 }, 'GET', '/api/orders?size=50');
+      const items = (r.raw as { data?: { items?: { voucherId: string }[] } } | null)?.data?.items;
+      if (items) v.final = items.some((o) => o.voucherId === voucherId) ? 'won-unseen' : 'soldout';
+    }
     const inv = await checkInvariants(db, redis, voucherId, { drained: true });
     const deadLetters = Number((await db.selectFrom('tb_order_dead_letter').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
 
@@ -377,7 +436,7 @@ async function main(): Promise<number> {
       const row = [...statuses].filter(([k]) => k.startsWith(`${w}|`)).map(([k, n]) => `${k.slice(w.length + 1)} ${n}`).join(', ');
       console.log(`  ${w}: ${row || '—'}`);
     }
-    console.log(`\nvisitors: ${[...finals].map(([k, n]) => `${k} ${n}`).join(', ')}; re-joins ${sum((v) => v.rejoins)}, fresh tokens ${sum((v) => v.freshTokens)}, moved to the other instance ${sum((v) => v.moved)}, grabs without an answer ${sum((v) => v.unanswered)}`);
+    console.log(`\nvisitors: ${[...finals].map(([k, n]) => `${k} ${n}`).join(', ')}; re-joins ${sum((v) => v.rejoins)}, fresh tokens ${sum((v) => v.freshTokens)}, moved to the other instance ${sum((v) => v.moved)}, grabs without an answer ${sum((v) => v.unanswered)}; bought on admission ${visitors.filter((v) => v.buys && v.final?.startsWith('won')).length} of ${visitors.filter((v) => v.final?.startsWith('won')).length} winners`);
     for (const v of visitors.filter((x) => x.final === 'error' || x.final === 'hanging').slice(0, 10)) console.log(`  user ${v.user.id}: ${v.final} (${v.why})`);
     console.log(`bots: ${botTries} grabs without a real token, ${botWins} answered 200, ${botOrders} orders; replayed used tokens: ${replays}, ${replayWins} answered 200`);
     console.log(`final: stock ${STOCK}, db orders ${orders.length}, db stock ${inv.dbStock}, redis stock ${inv.redisStock}, buyers ${inv.buyers}, pending ${inv.pending}, queue ${queued}, outbox ${outbox}, dead letters ${deadLetters} (meta ${redisSpent ? 'present' : 'absent'})`);

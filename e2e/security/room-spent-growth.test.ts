@@ -5,7 +5,7 @@
  * refused FORFEITED each time; a look with `buy=1` mints a fresh token for an admitted user who
  * passed the gate and grabs with it at once, 120 a minute (`roomUser`), and the set lives until an
  * hour after the sale's end: ~170 000 dead nonces a day from one account. Now only an accepted grab
- * spends a nonce (lua/seckill-grab-10.lua checks the token last).
+ * spends a nonce (lua/seckill-grab-16.lua checks the token last).
  *
  * Through the real routes: the room join, look, challenge, token, grab and cancel routes, with the
  * real worker persisting the order; every limit at its product default. Found by a review helper.

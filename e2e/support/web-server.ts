@@ -1,14 +1,18 @@
 /**
  * The real web server (workers/web-server.ts: the hot server with Next behind it, after
  * `npx next build`) in a process group of its own, for tests that need Next's own answers on a
- * raw socket. One process, loopback only.
+ * raw socket, or several web processes. One process by default, loopback only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 
-/** Starts it on `port` and resolves once /api/health on that port answers 200 (90 s at most). */
-export async function startWebServer(port: number): Promise<ChildProcess> {
+/**
+ * Starts it on `port` and resolves once /api/health on that port answers 200 (90 s at most).
+ * `env` overrides (e.g. WEB_CONCURRENCY for several web processes, WEB_PART=hot for the hot routes
+ * without Next, which needs no build).
+ */
+export async function startWebServer(port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: '1', LOG_LEVEL: 'error' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: '1', LOG_LEVEL: 'error', ...env },
     stdio: 'ignore',
     detached: true,
   });

@@ -69,6 +69,18 @@ export const keys = {
   roomState: (vid: string) => `seckill:{${vid}}:room:state`,
   roomPassed: (vid: string) => `seckill:{${vid}}:room:passed`,
   roomPowSpent: (vid: string, challenge: string) => `seckill:{${vid}}:room:pow:${challenge}`,
+  /**
+   * Turns for buying on admission (docs/fair-sale.md#in-turn; shapes in lua/seckill-grab-16.lua):
+   * the places due, their moments, the grabs parked behind them, parked grabs' results, and the
+   * buyers kept before the start; expire an hour after the sale's end. `seckillTurns` is the
+   * channel a script publishes the voucher id on when it ran parked grabs.
+   */
+  turnDue: (vid: string) => `seckill:{${vid}}:turn:due`,
+  turn: (vid: string) => `seckill:{${vid}}:turn`,
+  turnParked: (vid: string) => `seckill:{${vid}}:turn:parked`,
+  turnResults: (vid: string) => `seckill:{${vid}}:turn:res`,
+  turnEarly: (vid: string) => `seckill:{${vid}}:turn:early`,
+  seckillTurns: () => 'seckill:turns',
   /** Grab attempts per second of one user / one client address on one voucher (1 s TTL; the voucher's slot). */
   seckillRateUser: (vid: string, userId: string) => `rl:seckill:{${vid}}:u:${userId}`,
   seckillRateIp: (vid: string, ip: string) => `rl:seckill:{${vid}}:ip:${ip}`,

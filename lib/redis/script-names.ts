@@ -29,6 +29,7 @@ export type ScriptName =
   | 'seckill-room-open'
   | 'seckill-room-shuffle'
   | 'seckill-touch-pending'
+  | 'seckill-turn-keep'
   | 'seckill-waitlist-join'
   | 'session-touch'
   | 'voucher-shift-stock';

@@ -22,8 +22,6 @@ import { voidUnconfirmedOrder } from '@/lib/seckill/failure.repository';
 import type { OrderMessage } from '@/lib/seckill/message';
 import { publishSoon, PublishUnconfirmedError } from '@/lib/seckill/publish-batch';
 import { consume, limitMessages } from '@/lib/rate-limit';
-import { keys } from '@/lib/redis/keys';
-import { runScript } from '@/lib/redis/scripts';
 import { isCommandTimeout } from '@/lib/redis/timeout';
 import { grabVoucherInDb } from '@/lib/seckill/grab-db';
 import { preheatVoucher } from '@/lib/seckill/preheat';
@@ -37,6 +35,10 @@ import { needTicket, rememberRoomSale } from '@/lib/seckill/room/room-memory';
 import { bucketCount, knownBucketCount } from '@/lib/seckill/buckets/count';
 import { grabWithRebalance } from '@/lib/seckill/buckets/rebalance';
 import { bucketTag, homeBucket } from '@/lib/seckill/buckets/tags';
+import { awaitTurn } from '@/lib/seckill/room/turns';
+import { runGrabScript, type GrabReply } from '@/lib/seckill/grab-script';
+
+export { runGrabScript, type GrabReply };
 
 export interface GrabInput {
   voucherId: string;
@@ -46,6 +48,11 @@ export interface GrabInput {
   nonce?: string;
   /** The order id, taken before (takeOrderId): the grab then reaches Redis without waiting for one. */
   taken?: TakenId;
+  /**
+   * Buying on admission in turn (docs/fair-sale.md#in-turn): the buyer's room place. The grab waits,
+   * parked in Redis, while a place ahead is due; `onWait` is called when it does.
+   */
+  turn?: { place: number; onWait?: () => void };
 }
 
 export interface GrabResult {
@@ -54,7 +61,7 @@ export interface GrabResult {
   status: 'pending' | 'created';
 }
 
-export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7, NOT_RESERVED: 8, DRAW_PENDING: 9, NOT_DRAWN: 10, NO_TOKEN: 11, TOKEN_USED: 12, STALE_TOKEN: 13 } as const;
+export const GrabCode = { ACCEPTED: 0, UNKNOWN: 1, NOT_STARTED: 2, ENDED: 3, ALREADY_BOUGHT: 4, SOLD_OUT: 5, RATE_LIMITED: 6, FORFEITED: 7, NOT_RESERVED: 8, DRAW_PENDING: 9, NOT_DRAWN: 10, NO_TOKEN: 11, TOKEN_USED: 12, STALE_TOKEN: 13, TURN_PARKED: 14, TURN_TAKEN_BACK: 16 } as const;
 
 const refusals: Record<number, () => AppError> = {
   [GrabCode.UNKNOWN]: () => notFound('秒杀券'),
@@ -71,6 +78,8 @@ const refusals: Record<number, () => AppError> = {
   [GrabCode.STALE_TOKEN]: () => needTicket(),
   // The draw did not run even when asked (MySQL unreachable): try again shortly.
   [GrabCode.DRAW_PENDING]: () => new AppError('SERVICE_UNAVAILABLE', '正在抽签，请稍后再试', { retryAfter: 1 }),
+  // A grab in turn that waited past every moment ahead and was taken back unrun (lib/seckill/room/turns.ts).
+  [GrabCode.TURN_TAKEN_BACK]: () => new AppError('SERVICE_UNAVAILABLE', '排队购买超时，请重试', { retryAfter: 1 }),
 };
 
 /** The refusals a process may remember (lib/seckill/refusal-memory.ts): facts about the voucher, not the user. */
@@ -130,7 +139,14 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   // Redis once per voucher per process, never per grab.
   let n = knownBucketCount(input.voucherId) ?? (await bucketCount(redis, input.voucherId));
   let tag = n === 1 ? input.voucherId : bucketTag(input.voucherId, homeBucket(input.userId, n), n);
-  const first = await runGrabScript(redis, { ...input, orderId, limits, tag }).catch(unanswered);
+  // In turn only in one bucket: a bucketed sale's grabs run on its buckets' slots, apart (docs/buckets.md).
+  const { turn: asked, ...plain } = input;
+  const turn = n === 1 && env.ROOM_TURN_MS > 0 ? asked : undefined;
+  let first = await runGrabScript(redis, { ...plain, orderId, limits, tag, turn: turn && { mode: 'g', place: turn.place } }).catch(unanswered);
+  if (turn && first[0] === GrabCode.TURN_PARKED) {
+    turn.onWait?.();
+    first = await awaitTurn(redis, input.voucherId, input.userId, turn.place, Number(first[2]));
+  }
   let [code, payload, third] = first;
   // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry
   // once (the limits were counted by the first call). The per-voucher limits inside the script do
@@ -139,14 +155,14 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   if (code === GrabCode.UNKNOWN && (await coldGrabAllowed(input.userId, giveBack)) && (await preheatIfOnSale(db, redis, input.voucherId))) {
     n = await bucketCount(redis, input.voucherId);
     tag = n === 1 ? input.voucherId : bucketTag(input.voucherId, homeBucket(input.userId, n), n);
-    [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag }).catch(unanswered);
+    [code, payload, third] = await runGrabScript(redis, { ...plain, orderId, tag }).catch(unanswered);
   }
   // A bucketed sale: the home bucket is empty, others may not be. Move stock home and ask again;
   // "sold out" is the whole sale's only when every bucket says so (docs/buckets.md#sold-out-is-the-sum).
   let soldOutEverywhere = n === 1;
   if (code === GrabCode.SOLD_OUT && n > 1) {
     const again = await grabWithRebalance(redis, input.voucherId, n, homeBucket(input.userId, n), GrabCode.SOLD_OUT, () =>
-      runGrabScript(redis, { ...input, orderId, tag }).catch(unanswered),
+      runGrabScript(redis, { ...plain, orderId, tag }).catch(unanswered),
     );
     soldOutEverywhere = again.soldOut;
     if (again.reply) [code, payload, third] = again.reply;
@@ -154,7 +170,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   // A draw sale that has begun but not been drawn: the first grab runs the draw (once across every
   // process, docs/fair-sale.md#who-draws) and asks again.
   if (code === GrabCode.DRAW_PENDING && (await drawOnce(db, redis, input.voucherId).catch(() => false))) {
-    [code, payload, third] = await runGrabScript(redis, { ...input, orderId, tag }).catch(unanswered);
+    [code, payload, third] = await runGrabScript(redis, { ...plain, orderId, tag }).catch(unanswered);
   }
   // Per-sale counts (lib/seckill/sale-metrics.ts): only for a voucher the script knows.
   if (code !== GrabCode.UNKNOWN) countSaleGrab(input.voucherId, code === GrabCode.ACCEPTED && payload ? 'accepted' : 'refused', code === GrabCode.ENDED);
@@ -293,33 +309,6 @@ export async function giveBackUnconfirmed(db: DB, redis: RedisClient, msg: Order
 function rateLimited(who: unknown, waitMs: number): AppError {
   const message = who === 'ip' ? limitMessages.seckillIp : limitMessages.seckillUser;
   return new AppError('RATE_LIMITED', message, { retryAfter: waitMs / 1000 });
-}
-
-/** The grab script (also used by tests and the drain bench to record an order as a grab would). */
-export function runGrabScript(
-  redis: RedisClient,
-  o: { voucherId: string; userId: string; orderId: string; ip?: string; limits?: { user: number; ip: number }; nonce?: string; tag?: string },
-): Promise<[number, string?, (string | number)?]> {
-  const v = o.voucherId;
-  // The user's home bucket's tag (lib/seckill/buckets); the voucher id itself for N = 1.
-  const t = o.tag ?? v;
-  return runScript<[number, string?, (string | number)?]>(
-    redis,
-    'seckill-grab',
-    [
-      keys.seckillMeta(t),
-      keys.seckillStock(t),
-      keys.seckillBuyers(t),
-      keys.seckillPending(t),
-      keys.seckillRateUser(t, o.userId),
-      keys.seckillRateIp(t, o.ip ?? '-'),
-      keys.seckillForfeit(t),
-      keys.seckillReserved(t),
-      keys.seckillWinners(t),
-      keys.seckillSpent(t),
-    ],
-    [v, o.userId, o.orderId, o.limits?.user ?? 0, o.limits?.ip ?? 0, o.nonce ?? ''],
-  );
 }
 
 /** Counts a grab of a voucher Redis does not know (`grabColdUser`); a refusal gives the order id back and answers 429. */

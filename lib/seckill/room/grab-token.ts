@@ -11,15 +11,15 @@ import type { RedisClient } from '@/lib/redis/types';
 import { env } from '@/lib/env';
 import { AppError } from '@/lib/errors';
 import { keys } from '@/lib/redis/keys';
-import { lookRoomWithSnapshot, placesInRoom } from '@/lib/seckill/room/room';
+import { lookRoomWithSnapshot } from '@/lib/seckill/room/room';
 import { needTicket } from '@/lib/seckill/room/room-memory';
 import { spendSolution } from '@/lib/seckill/room/pow';
 import { issueGrabToken, newEpoch, verifyTicket } from '@/lib/seckill/room/tokens';
 import { runScript } from '@/lib/redis/scripts';
 import { homeTag } from '@/lib/seckill/buckets/count';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
-import { grabVoucher, takeOrderId, type GrabResult } from '@/lib/seckill/grab';
-import { keepTurn, leaveTurn, takeTurn } from '@/lib/seckill/room/turns';
+import { grabVoucher, type GrabResult } from '@/lib/seckill/grab';
+import { keepTurn, leaveTurn } from '@/lib/seckill/room/turns';
 
 export interface GrabPass {
   token: string;
@@ -38,7 +38,7 @@ export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string
   // The look's snapshot has the sale's end (a sold-out answer from memory has none, and throws above).
   await passGate(redis, voucherId, userId, input.altcha, snap?.end);
   // This buyer grabs through the grab URL, not in turn: the places behind need not wait for them.
-  leaveTurn(voucherId, view.position, userId);
+  void leaveTurn(redis, voucherId, view.position);
   return issueToken(redis, voucherId, userId);
 }
 
@@ -73,46 +73,31 @@ async function issueToken(redis: RedisClient, voucherId: string, userId: string)
  * asked for it (`buy`) and has passed the gate (`passed`: this request did; else the passed set
  * says), made by the look that learned of the admission, with a token minted for it here. Null when
  * the gate is not passed: the look answers `admitted` with the challenge, as without `buy`. The
- * looks of one process are answered in place order (park.ts), and a buyer admitted at once waits for
- * the due places ahead of theirs (turns.ts), so their grabs reach Redis, and win, in place order.
+ * grab goes in turn (turns.ts): while a place ahead is due it is parked in Redis and run, in place
+ * order, by the call that clears its way, so the grabs of every web process win in place order.
  * `onWait`: called when the grab waits for its turn (the caller lets go of its in-flight slot).
  */
 export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, passed: boolean, place: number | null, onWait?: () => void): Promise<GrabResult | null> {
-  // The turn is kept before the first round trip: buyers a tick admits together (park.ts answers
-  // them in place order, in one pass) make different round trips before their grab (one whose
-  // request did not pass the gate asks Redis below whether it did before), and each waits in
-  // takeTurn for the places ahead of it, so their grabs still go in place order. A buyer still to
-  // solve the gate (null below) keeps it too: the places behind wait a moment for their grab.
-  if (place !== null) keepTurn(voucherId, place, true);
+  // The turn is kept before the first round trip, so it reaches Redis before any grab sent after
+  // this answer, in this process or another (a buyer still to solve the gate keeps it too: the
+  // places behind wait a moment for their grab).
+  if (place !== null) void keepTurn(redis, voucherId, place, userId, true);
   if (!passed && (await redis.sismember(keys.roomPassed(voucherId), userId)) !== 1) return null;
   if (place === null) return buy(db, redis, voucherId, userId, ip);
+  let sent = false;
   try {
-    return await buy(db, redis, voucherId, userId, ip, place, onWait);
+    return await buy(db, redis, voucherId, userId, ip, { place, onWait }, () => (sent = true));
   } finally {
-    leaveTurn(voucherId, place, userId);
+    // The grab in turn ends the turn itself; a buyer who failed before it leaves it here.
+    if (!sent) void leaveTurn(redis, voucherId, place);
   }
 }
 
-/**
- * The token and an order id, then the turn (docs/fair-sale.md#in-turn: the grabs of the places ahead
- * that are still due go first), then the grab, sent without another round trip after the turn comes.
- */
-async function buy(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, place?: number, onWait?: () => void): Promise<GrabResult> {
+/** The token, then the grab, in turn for a buyer with a place (docs/fair-sale.md#in-turn). */
+async function buy(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, turn?: { place: number; onWait?: () => void }, sending?: () => void): Promise<GrabResult> {
   const { nonce } = await issueToken(redis, voucherId, userId);
-  if (place === undefined) return grabVoucher(db, redis, { voucherId, userId, ip, nonce });
-  // The order id first: after the turn nothing may wait before the grab script is sent.
-  const taken = await takeOrderId(redis);
-  return new Promise<GrabResult>((resolve, reject) => {
-    const atOnce = takeTurn(
-      voucherId,
-      place,
-      userId,
-      (users) => placesInRoom(redis, voucherId, users),
-      // Called when the turn comes; grabVoucher sends the grab script before its first await (the id is taken).
-      () => void grabVoucher(db, redis, { voucherId, userId, ip, nonce, taken }).then(resolve, reject),
-    );
-    if (!atOnce) onWait?.();
-  });
+  sending?.();
+  return grabVoucher(db, redis, { voucherId, userId, ip, nonce, turn });
 }
 
 async function saleEndMs(redis: RedisClient, voucherId: string): Promise<number> {

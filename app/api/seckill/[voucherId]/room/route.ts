@@ -8,7 +8,7 @@ import { lookRoomWithSnapshot, soldOutFromMemory } from '@/lib/seckill/room/room
 import { park } from '@/lib/seckill/room/park';
 import { withChallenge } from '@/lib/seckill/room/challenge';
 import { buyOnAdmission, passGate } from '@/lib/seckill/room/grab-token';
-import { keepEarlyTurn, keepTurn } from '@/lib/seckill/room/turns';
+import { keepTurn } from '@/lib/seckill/room/turns';
 import type { RoomView } from '@/lib/seckill/room/room';
 
 const lookQuery = z.object({
@@ -49,6 +49,13 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
   const passing = ask.altcha !== undefined && view.state !== 'soldout';
   if (passing) await passGate(redis, voucherId, userId, ask.altcha, snap?.end);
   let seen = view;
+  // Waiting and asking to buy: the turn is kept before the wait, so the place is due in Redis before
+  // the counter can reach it and a later place's grab, on any web process, waits for it. After the
+  // start the place is final (its moment starts once a later place's grab is weighed); before it,
+  // kept by user until the shuffle.
+  if (ask.buy && view.state === 'waiting' && (view.position !== null || !view.shuffled)) {
+    await keepTurn(redis, voucherId, view.shuffled ? view.position : null, userId, false);
+  }
   if (ask.wait > 0 && snap !== null) {
     const out = park(db, redis, voucherId, userId, view, snap, ask.wait);
     // Parked: waiting on the room's clock, not on the box's work.
@@ -61,11 +68,6 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
     // Null: the gate still to solve. buyOnAdmission kept the turn, so the places behind wait a
     // moment for this one's grab (docs/fair-sale.md#in-turn).
     if (purchase) return { ...seen, purchase };
-  } else if (ask.buy && seen.state === 'waiting') {
-    // Waiting: after the start the place is final (its moment starts once the places behind buy);
-    // before it, the shuffle will give the place (kept by user until then).
-    if (!seen.shuffled) keepEarlyTurn(voucherId, userId);
-    else if (seen.position !== null) keepTurn(voucherId, seen.position, false);
   }
   return withChallenge(db, redis, voucherId, userId, seen, ask.join && !passing);
 }
