@@ -163,7 +163,8 @@ local function grab(user, orderId, nonce)
   return {0, payload, now}
 end
 
-if mode == '' then
+-- This user's and address's attempts this second, counted once per call that grabs ('' or 'g').
+local function limited()
   local userWait = over(KEYS[5], tonumber(ARGV[4]))
   local ipWait = over(KEYS[6], tonumber(ARGV[5]))
   if userWait then
@@ -172,7 +173,11 @@ if mode == '' then
   if ipWait then
     return {6, ipWait, 'ip'}
   end
-  return grab(ARGV[2], ARGV[3], ARGV[6])
+  return nil
+end
+
+if mode == '' then
+  return limited() or grab(ARGV[2], ARGV[3], ARGV[6])
 end
 
 -- Turns (docs/fair-sale.md#in-turn), shared by every web process: a grab in turn runs only when no
@@ -296,13 +301,9 @@ if mode == 'c' then
 end
 
 if mode == 'g' then
-  local userWait = over(KEYS[5], tonumber(ARGV[4]))
-  local ipWait = over(KEYS[6], tonumber(ARGV[5]))
-  if userWait then
-    return {6, userWait, 'user'}
-  end
-  if ipWait then
-    return {6, ipWait, 'ip'}
+  local refused = limited()
+  if refused then
+    return refused
   end
 end
 -- The buyer is here (or leaves): no longer due, and never kept again.

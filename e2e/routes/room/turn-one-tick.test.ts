@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 // Every place is admitted by the first tick after the start.
 const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures/env')).overrideEnv({ ROOM_ADMIT_PER_SECOND: '100000' }));
 
-import Redis from 'ioredis';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
@@ -20,13 +19,12 @@ import { assertInvariants } from '@/lib/seckill/invariants';
 import { keys } from '@/lib/redis/keys';
 import { shuffledIds } from '@/lib/seckill/room/room';
 import { createTestUsers, waitDrained, waitFor } from '@/e2e/support/fixtures/seckill';
-import { callJoin, callLook, createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { callJoin, callLook, createRoomVoucher, recordBuyersAdded, solvedPayload } from '@/e2e/support/fixtures/room';
 
 const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
 beforeAll(suite.start);
 afterAll(suite.end);
 
-const dbIndex = Number(new URL(process.env.REDIS_URL ?? 'redis://x/0').pathname.slice(1) || 0);
 
 describe('buyers admitted in one tick', () => {
   it('buy in place order, whether their request passed the gate or asked Redis whether it had', async () => {
@@ -39,12 +37,7 @@ describe('buyers admitted in one tick', () => {
       challenges.set(u.userId, j.json.data.challenge);
     }
     // The order the grab scripts add the buyers in, as Redis ran them.
-    const monitor = await new Redis(process.env.REDIS_URL!, { lazyConnect: true }).monitor();
-    const added: string[] = [];
-    const buyers = keys.seckillBuyers(voucherId);
-    monitor.on('monitor', (_t: string, args: string[], source: string, database: string) => {
-      if (Number(database) === dbIndex && source === 'lua' && args[0]?.toLowerCase() === 'sadd' && args[1] === buyers) added.push(args[2]!);
-    });
+    const { added, stop } = await recordBuyersAdded(voucherId);
     try {
       // Every other one hands in the solution with a join that waits (the gate passed in that
       // request); the rest pass the gate first, then wait with a look with buy=1 (which asks Redis
@@ -60,7 +53,7 @@ describe('buyers admitted in one tick', () => {
       for (const r of answers) expect(r.json.data?.purchase, JSON.stringify(r.json)).toMatchObject({ status: 'pending' });
       await waitFor('every buyer seen by MONITOR', async () => added.length === users.length, 10_000, 10);
     } finally {
-      monitor.disconnect();
+      stop();
     }
     const seed = (await redis.hget(keys.roomState(voucherId), 'seed'))!;
     const byPlace = shuffledIds(seed, users.map((u) => u.userId).sort((a, b) => Number(a) - Number(b)));

@@ -15,7 +15,6 @@ const saved = await vi.hoisted(async () => (await import('@/e2e/support/fixtures
 
 import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
-import Redis from 'ioredis';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
@@ -23,7 +22,7 @@ import { assertInvariants } from '@/lib/seckill/invariants';
 import { keys } from '@/lib/redis/keys';
 import { shuffledIds } from '@/lib/seckill/room/room';
 import { createTestUsers, waitDrained, waitFor } from '@/e2e/support/fixtures/seckill';
-import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
+import { createRoomVoucher, recordBuyersAdded, solvedPayload } from '@/e2e/support/fixtures/room';
 import { startWebServer, stopWebServer } from '@/e2e/support/web-server';
 import { execFileSync } from 'node:child_process';
 
@@ -42,7 +41,6 @@ afterAll(async () => {
   await suite.end();
 });
 
-const dbIndex = Number(new URL(process.env.REDIS_URL ?? 'redis://x/0').pathname.slice(1) || 0);
 
 interface Answer {
   status: number;
@@ -79,18 +77,13 @@ describe('buyers on two web processes', () => {
     for (const j of joined) expect(j.json.data?.state, JSON.stringify(j.json)).toBe('waiting');
     const solutions = await Promise.all(joined.map((j) => solvedPayload(j.json.data!.challenge!)));
 
-    const monitor = await new Redis(process.env.REDIS_URL!, { lazyConnect: true }).monitor();
-    const added: string[] = [];
-    const buyers = keys.seckillBuyers(voucherId);
-    monitor.on('monitor', (_t: string, args: string[], source: string, database: string) => {
-      if (Number(database) === dbIndex && source === 'lua' && args[0]?.toLowerCase() === 'sadd' && args[1] === buyers) added.push(args[2]!);
-    });
+    const { added, stop } = await recordBuyersAdded(voucherId);
     try {
       const answers = await Promise.all(users.map((u, i) => send(u.token, 'POST', path, { altcha: solutions[i], buy: true, wait: 20_000 })));
       for (const r of answers) expect(r.json.data?.purchase, JSON.stringify(r.json)).toMatchObject({ status: 'pending' });
       await waitFor('every buyer seen by MONITOR', async () => added.length === n, 10_000, 10);
     } finally {
-      monitor.disconnect();
+      stop();
     }
     const seed = (await redis.hget(keys.roomState(voucherId), 'seed'))!;
     const byPlace = shuffledIds(seed, users.map((u) => u.userId).sort((a, b) => Number(a) - Number(b)));
