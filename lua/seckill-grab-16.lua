@@ -32,7 +32,9 @@
                                      to it has had its moment started), 'g<place>' (a parked grab's
                                      '<userId> <orderId> <nonce>')
   KEYS[13] seckill:{vid}:turn:parked grabs waiting for a place ahead (sorted set place -> place)
-  KEYS[14] seckill:{vid}:turn:res    results of parked grabs run by another call (hash userId -> result)
+  KEYS[14] seckill:{vid}:turn:res    results of parked grabs run by another call (hash orderId -> result:
+                                     by the grab's own order id, so a result nobody read never answers
+                                     another grab of the same user)
   KEYS[15] seckill:{vid}:turn:early  buyers kept before the start, by user (sorted set -> forget at ms)
   KEYS[16] seckill:{vid}:room:q      the room's tickets (user -> place), read for the early buyers
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
@@ -44,7 +46,7 @@
            place ahead is due, else it is parked and run, in place order, by whichever call finds the
            way clear (lib/seckill/room/turns.ts); 'f' no grab: run the parked grabs whose way is clear
            (ARGV[8], if set, leaves its turn first); 'c' no grab: take back the parked grab of place
-           ARGV[8] if it has not run
+           ARGV[8] and order id ARGV[3] if it has not run
   ARGV[9]  ROOM_TURN_MS   ARGV[10] the channel to publish the voucher id on when parked grabs ran
 
   Returns  {0, payload, at}  accepted; payload is the order message written to the outbox, at its
@@ -249,8 +251,9 @@ local function encode(r)
   return table.concat(parts, '\n')
 end
 
--- Runs the parked grabs, in place order, while nothing due is ahead of the first; `own`'s result is
--- returned, the others' are stored for their callers and announced. Returns also what blocks.
+-- Runs the parked grabs, in place order, while nothing due is ahead of the first; `own`'s result (an
+-- order id) is returned, the others' are stored for their callers, by order id, and announced.
+-- Returns also what blocks.
 local function drain(own)
   local mine, blocked, ran = nil, nil, false
   while true do
@@ -270,10 +273,10 @@ local function drain(own)
     local user, orderId, nonce = string.match(a or '', '^(%S+) (%S+) ?(%S*)$')
     if user then
       local r = grab(user, orderId, nonce)
-      if user == own then
+      if orderId == own then
         mine = r
       else
-        redis.call('HSET', RES, user, encode(r))
+        redis.call('HSET', RES, orderId, encode(r))
         ran = true
       end
     end
@@ -286,15 +289,20 @@ local function drain(own)
 end
 
 local place = ARGV[8]
+-- The order id of a parked grab's record ('<userId> <orderId> <nonce>').
+local function recordId(a)
+  return string.match(a or '', '^%S+ (%S+)')
+end
 if mode == 'c' then
-  if redis.call('ZREM', PARKED, place) == 1 then
+  -- Only this grab's own record: another request of the same user may hold the place now.
+  if recordId(redis.call('HGET', TURN, 'g' .. place)) == ARGV[3] and redis.call('ZREM', PARKED, place) == 1 then
     redis.call('HDEL', TURN, 'g' .. place)
     drain(nil)
     return {16}
   end
-  local r = redis.call('HGET', RES, ARGV[2])
+  local r = redis.call('HGET', RES, ARGV[3])
   if r then
-    redis.call('HDEL', RES, ARGV[2])
+    redis.call('HDEL', RES, ARGV[3])
     return {17, r}
   end
   return {18}
@@ -306,25 +314,49 @@ if mode == 'g' then
     return refused
   end
 end
--- The buyer is here (or leaves): no longer due, and never kept again.
-if place ~= '' then
-  redis.call('ZREM', DUE, place)
-  redis.call('HSET', TURN, place, 0)
+-- A sale Redis does not know has no line to keep (nor an end to give its keys a life): a grab
+-- says so, a leave writes nothing.
+local endMs = tonumber(redis.call('HGET', KEYS[1], 'end'))
+if not endMs and mode == 'g' then
+  return grab(ARGV[2], ARGV[3], ARGV[6])
 end
-if redis.call('EXISTS', EARLY) == 1 then
-  placeEarly()
+if endMs then
+  -- The buyer is here (or leaves): no longer due, and never kept again.
+  if place ~= '' then
+    redis.call('ZREM', DUE, place)
+    redis.call('HSET', TURN, place, 0)
+  end
+  if redis.call('EXISTS', EARLY) == 1 then
+    placeEarly()
+  end
 end
+local replaced = false
 if mode == 'g' then
+  -- Another request of this user parked at this place before (a retry, another tab or process):
+  -- its grab will never run; its caller hears "taken back" (nothing bought) at once.
+  local before = recordId(redis.call('HGET', TURN, 'g' .. place))
+  if before and before ~= ARGV[3] then
+    redis.call('HSET', RES, before, '16')
+    redis.call('PEXPIRE', RES, 3600000)
+    replaced = true
+  end
   redis.call('ZADD', PARKED, place, place)
   redis.call('HSET', TURN, 'g' .. place, ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[6])
-  local endMs = tonumber(redis.call('HGET', KEYS[1], 'end'))
-  if endMs then
-    redis.call('PEXPIREAT', PARKED, endMs + 3600000)
+  redis.call('PEXPIREAT', PARKED, endMs + 3600000)
+end
+-- Every write above lives until an hour after the sale's end, whichever call made the key.
+if endMs then
+  if redis.call('EXISTS', TURN) == 1 then
     redis.call('PEXPIREAT', TURN, endMs + 3600000)
+  end
+  if redis.call('EXISTS', DUE) == 1 then
     redis.call('PEXPIREAT', DUE, endMs + 3600000)
   end
 end
-local mine, blocked = drain(ARGV[2])
+if replaced then
+  redis.call('PUBLISH', ARGV[10], ARGV[1])
+end
+local mine, blocked = drain(mode == 'g' and ARGV[3] or nil)
 if mine then
   return mine
 end

@@ -145,7 +145,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   let first = await runGrabScript(redis, { ...plain, orderId, limits, tag, turn: turn && { mode: 'g', place: turn.place } }).catch(unanswered);
   if (turn && first[0] === GrabCode.TURN_PARKED) {
     turn.onWait?.();
-    first = await awaitTurn(redis, input.voucherId, input.userId, turn.place, Number(first[2]));
+    first = await awaitTurn(redis, input.voucherId, input.userId, orderId, turn.place, Number(first[2]));
   }
   let [code, payload, third] = first;
   // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry

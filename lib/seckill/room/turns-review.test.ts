@@ -75,6 +75,28 @@ describe('turns: review', () => {
     expect(outcome).toBe('won');
   });
 
+  it('a parked grab replaced by another request of the same user (another process) is not answered with that one\'s order', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 5 });
+    const [a, b] = await createTestUsers(db, redis, 2);
+    await keepTurn(redis, voucherId, 1, b!.userId, true);
+    // A's request on this process is parked at place 2 behind place 1.
+    const here = grabVoucher(db, redis, { voucherId, userId: a!.userId, ip: '10.1.0.1', turn: { place: 2 } }).then(
+      (r) => r.orderId,
+      (e: { code?: string }) => e.code ?? String(e),
+    );
+    await waitFor('A parked here', async () => parkedHere(voucherId) === 1, 5_000, 5);
+    // A's second request, on another web process, parks at the same place with its own order id.
+    const other = '900000000000009';
+    expect((await runGrabScript(redis, { voucherId, userId: a!.userId, orderId: other, turn: { mode: 'g', place: 2 } }))[0]).toBe(14);
+    // Place 1 leaves: the parked grab (the other request's) runs.
+    await leaveTurn(redis, voucherId, 1);
+    const answer = await here;
+    const outbox = Object.keys(await redis.hgetall(keys.seckillPending(voucherId)));
+    // The unit is held under the other request's order id; this request must not answer 200 with its own.
+    expect(outbox).toEqual([other]);
+    expect(answer).toBe('SERVICE_UNAVAILABLE');
+  });
+
   it('a leave on a sale whose line has not started leaves no key without a life', async () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 1 });
     // The token route of an admitted buyer who never kept a turn (mintGrabPass leaves its place).

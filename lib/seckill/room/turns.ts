@@ -90,6 +90,7 @@ export function leaveTurn(redis: RedisClient, voucherId: string, place: number |
 }
 
 interface Waiter {
+  userId: string;
   place: number;
   /** Taken back (or asked) at this moment (epoch ms). */
   deadline: number;
@@ -98,7 +99,11 @@ interface Waiter {
 }
 
 interface Line {
-  /** By user id: one grab in turn per user and sale waits at a time (a second one's place is the same). */
+  /**
+   * By the grab's order id, as the script stores the results: a result nobody read (its process
+   * died, or it answered another request) never answers another grab of the same user. A second
+   * request of a user replaces the first's parked grab at their place; the first hears "taken back".
+   */
   waiters: Map<string, Waiter>;
   timer?: NodeJS.Timeout;
   busy: boolean;
@@ -117,7 +122,7 @@ const heard = (g.__hmdpTurnsHeard ??= new WeakSet<RedisClient>());
  * still parked at its deadline and taken back unrun. Rejects with a 503 when Redis no longer knows
  * it (lost, or unreachable at the deadline): it may have run, so nothing is given back.
  */
-export function awaitTurn(redis: RedisClient, voucherId: string, userId: string, place: number, blockedMs: number): Promise<GrabReply> {
+export function awaitTurn(redis: RedisClient, voucherId: string, userId: string, orderId: string, place: number, blockedMs: number): Promise<GrabReply> {
   listen(redis);
   const wait = Number.isFinite(blockedMs) && blockedMs > 0 ? blockedMs : 0;
   return new Promise<GrabReply>((resolve, reject) => {
@@ -126,8 +131,7 @@ export function awaitTurn(redis: RedisClient, voucherId: string, userId: string,
       line = { waiters: new Map(), busy: false, again: false };
       lines.set(voucherId, line);
     }
-    line.waiters.get(userId)?.reject(unknownOutcome());
-    line.waiters.set(userId, { place, deadline: Date.now() + wait + env.ROOM_TURN_MS + SLACK_MS, resolve, reject });
+    line.waiters.set(orderId, { userId, place, deadline: Date.now() + wait + env.ROOM_TURN_MS + SLACK_MS, resolve, reject });
     schedule(redis, voucherId, line, Math.min(POLL_MS, wait + 5));
   });
 }
@@ -174,12 +178,12 @@ async function look(redis: RedisClient, voucherId: string, line: Line, clear: bo
       const r = await runGrabScript(redis, { voucherId, userId: '0', orderId: '0', turn: { mode: 'f' } });
       if (r[0] === TURN_LATER && r[2] !== null && r[2] !== undefined) next = Math.min(POLL_MS, Number(r[2]) + 5);
     }
-    const users = [...line.waiters.keys()];
-    if (users.length > 0) {
-      const got = await redis.hmget(keys.turnResults(voucherId), ...users);
-      const found = users.filter((_, i) => got[i] !== null);
+    const ids = [...line.waiters.keys()];
+    if (ids.length > 0) {
+      const got = await redis.hmget(keys.turnResults(voucherId), ...ids);
+      const found = ids.filter((_, i) => got[i] !== null);
       if (found.length > 0) await redis.hdel(keys.turnResults(voucherId), ...found);
-      users.forEach((u, i) => {
+      ids.forEach((u, i) => {
         const w = line.waiters.get(u);
         if (got[i] === null || !w) return;
         line.waiters.delete(u);
@@ -205,8 +209,8 @@ async function look(redis: RedisClient, voucherId: string, line: Line, clear: bo
 }
 
 /** Past every moment that could hold it: taken back if still parked (nothing bought), else its result. */
-function takeBack(redis: RedisClient, voucherId: string, userId: string, w: Waiter): void {
-  runGrabScript(redis, { voucherId, userId, orderId: '0', turn: { mode: 'c', place: w.place } }).then(
+function takeBack(redis: RedisClient, voucherId: string, orderId: string, w: Waiter): void {
+  runGrabScript(redis, { voucherId, userId: w.userId, orderId, turn: { mode: 'c', place: w.place } }).then(
     (r) => {
       if (r[0] === TAKEN_BACK) w.resolve([TAKEN_BACK]);
       else if (r[0] === RAN && typeof r[1] === 'string') w.resolve(decode(r[1]));
