@@ -1,6 +1,7 @@
 /**
- * Review of the turns in Redis (lua/seckill-grab-16.lua, lib/seckill/room/turns.ts), on a real
- * Redis, MariaDB and broker:
+ * Turns in Redis (lua/seckill-grab-16.lua, lib/seckill/room/turns.ts), on a real Redis, MariaDB
+ * and broker: each parked grab hears its own result, and the line's keys always have a life.
+ * Both failed on the first version:
  *
  * - A parked grab's result was kept by user (`seckill:{vid}:turn:res` userId -> result): a result
  *   nobody read (its process died, or another request of the same user took its place) answered
@@ -34,7 +35,7 @@ function grabInTurn(voucherId: string, u: TestUser, place: number): Promise<stri
   );
 }
 
-describe('turns: review', () => {
+describe('turns: results and key lives', () => {
   it("a parked grab is answered with its own result, not an earlier grab's of the same user left unread", async () => {
     const voucherId = await createTestVoucher(db, redis, { stock: 1 });
     const [a, b, c, d] = await createTestUsers(db, redis, 4);
