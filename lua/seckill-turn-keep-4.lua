@@ -22,6 +22,10 @@ local max = tonumber(ARGV[5])
 local FORGET_MS = 60000
 
 if ARGV[1] == '' then
+  -- Full: first let go of those who stopped looking a minute ago (their score: when to forget them).
+  if redis.call('ZCARD', KEYS[4]) >= max then
+    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+  end
   if redis.call('ZCARD', KEYS[4]) >= max and not redis.call('ZSCORE', KEYS[4], ARGV[2]) then
     return 0
   end

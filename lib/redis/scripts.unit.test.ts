@@ -28,7 +28,7 @@ const pinned: Record<string, string> = {
   'seckill-offer-claim': 'c91ea6fb5e9b74397d9e599afdf36113672285d5',
   'seckill-offer-expire': '2a0ca3832d548d60453336d4283315c244a86a86',
   'seckill-waitlist-join': '7566c6fb21c2a102577815952dd39a3b5b52e25f',
-  'seckill-turn-keep': '374ce1d579f3cef3a9b8b301e7e5f1fd8b4fc9bc',
+  'seckill-turn-keep': '2fc007eb816dc3ce310956a33cc833a4038b2956',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
   'session-touch': '60db9c5b5159a996735be5ba843c3427c934e100',
   'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',

@@ -143,6 +143,27 @@ describe('turns kept in Redis', () => {
     expect(await redis.pexpiretime(keys.turn(voucherId))).toBe(end + 3_600_000);
   });
 
+  it('before the start, a full line of early buyers lets go of those who stopped looking to keep a new one', async () => {
+    const { voucherId, users } = await sale(1, 2);
+    const early = keys.turnEarly(voucherId);
+    const pipe = redis.pipeline();
+    // MAX_DUE early buyers, one still looking, the others last seen over a minute ago.
+    for (let i = 1; i < MAX_DUE; i++) pipe.zadd(early, Date.now() - 1_000, `gone${i}`);
+    pipe.zadd(early, Date.now() + 60_000, 'looking');
+    await pipe.exec();
+    await keepTurn(redis, voucherId, null, users[0]!.userId, false);
+    expect(await redis.zscore(early, users[0]!.userId)).not.toBeNull();
+    expect(await redis.zscore(early, 'looking')).not.toBeNull();
+    expect(await redis.zcard(early)).toBe(2);
+    // Full of buyers still looking: a new one is not kept (the line is bounded).
+    const full = redis.pipeline();
+    for (let i = 2; i < MAX_DUE; i++) full.zadd(early, Date.now() + 60_000, `here${i}`);
+    await full.exec();
+    expect(await redis.zcard(early)).toBe(MAX_DUE);
+    await keepTurn(redis, voucherId, null, users[1]!.userId, false);
+    expect(await redis.zscore(early, users[1]!.userId)).toBeNull();
+  });
+
   it('a flush with nothing parked answers what is in the way, and touches no stock', async () => {
     const { voucherId } = await sale(2, 0);
     expect(await runGrabScript(redis, { voucherId, userId: '0', orderId: '0', turn: { mode: 'f' } })).toEqual([15, null, null]);
