@@ -19,7 +19,7 @@ export function runGrabScript(
   const v = o.voucherId;
   // The user's home bucket's tag (lib/seckill/buckets); the voucher id itself for N = 1.
   const t = o.tag ?? v;
-  return runScript<[number, string?, (string | number)?]>(
+  return runScript<GrabReply>(
     redis,
     'seckill-grab',
     [

@@ -46,8 +46,6 @@ export interface GrabInput {
   ip: string;
   /** A verified grab token's `<epoch>.<nonce>` (docs/fair-sale.md#the-grab-token); absent when the grab carries none. */
   nonce?: string;
-  /** The order id, taken before (takeOrderId): the grab then reaches Redis without waiting for one. */
-  taken?: TakenId;
   /**
    * Buying on admission in turn (docs/fair-sale.md#in-turn): the buyer's room place. The grab waits,
    * parked in Redis, while a place ahead is due; `onWait` is called when it does.
@@ -112,7 +110,7 @@ const rememberedAnswer: Record<RememberedCode, AppError> = {
   ENDED: refusals[GrabCode.ENDED]!(),
 };
 
-/** An order id for a grab made a little later (buying in turn: docs/fair-sale.md#in-turn), from this process's pool. */
+/** The next order id of this process's pool, as a grab takes it (tests read which id the pool hands out next). */
 export function takeOrderId(redis: RedisClient): Promise<TakenId> | TakenId {
   const ids = idPool(redis);
   return ids.takeNow() ?? ids.take();
@@ -133,7 +131,7 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
   const memory = refusalMemoryOf(redis);
   const mark = memory?.mark() ?? 0;
   const ids = idPool(redis);
-  const { id: orderId, giveBack } = input.taken ?? ids.takeNow() ?? (await ids.take());
+  const { id: orderId, giveBack } = ids.takeNow() ?? (await ids.take());
   const limits = env.RATE_LIMITS ? { user: env.SECKILL_USER_PER_SECOND, ip: env.SECKILL_IP_PER_SECOND } : undefined;
   // The user's home bucket (docs/buckets.md): the voucher's own tag for N = 1; N is asked of
   // Redis once per voucher per process, never per grab.
