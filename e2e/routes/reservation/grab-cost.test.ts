@@ -6,7 +6,6 @@
  * are remembered by the process and answered without Redis, like any sale's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import Redis from 'ioredis';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
@@ -21,10 +20,10 @@ import { readSeckillState } from '@/lib/seckill/state';
 import { createGatedVoucher, startSaleNow } from '@/e2e/support/fixtures/reservation';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { issueGrabToken } from '@/lib/seckill/room/tokens';
+import { monitorRedis } from '@/e2e/support/redis-monitor';
 
 const suite = orderWorkerSuite({ options: { ...routeTestWorker, sweepIntervalMs: 3_600_000 } });
 let handle: RefusalMemoryHandle;
-const db11 = Number(new URL(process.env.REDIS_URL ?? 'redis://x/0').pathname.slice(1) || 0);
 
 beforeAll(async () => {
   await suite.start();
@@ -45,15 +44,13 @@ interface Seen {
 
 /** What Redis saw of this voucher (in this test's database) while `work` ran. */
 async function seen(voucherId: string, work: () => Promise<unknown>): Promise<Seen> {
-  // A plain connection of its own: MONITOR turns it into a stream of every client's commands.
-  const monitor = await new Redis(process.env.REDIS_URL!, { lazyConnect: true }).monitor();
   const out: Seen = { trips: [], inside: [], all: [] };
   // MONITOR lines come in the server's order, but late on a busy server: after the work, a command
   // naming a marker key; once that line is seen, every line of the work has been.
   const marker = `seckill:{${voucherId}}:monitor-marker`;
   let markerSeen = false;
-  monitor.on('monitor', (_time: string, args: string[], source: string, database: string) => {
-    if (Number(database) !== db11) return;
+  // Only this test's database (REDIS_URL's), on a raw socket of its own (e2e/support/redis-monitor.ts).
+  const monitor = await monitorRedis(({ source, args }) => {
     if (args.includes(marker)) markerSeen = true;
     else if (!markerSeen && source !== 'lua') out.all.push(args);
     if (!args.some((a) => a.includes(`{${voucherId}}`)) || markerSeen) return;
@@ -65,7 +62,7 @@ async function seen(voucherId: string, work: () => Promise<unknown>): Promise<Se
     await waitFor('the MONITOR lines of the work', async () => markerSeen, 10_000, 10);
     return out;
   } finally {
-    monitor.disconnect();
+    monitor.stop();
   }
 }
 
