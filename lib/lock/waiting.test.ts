@@ -10,6 +10,7 @@ import { runLocked } from '@/lib/lock/core';
 import { singleNodeBackend, type SingleNodeBackend } from '@/lib/lock/single';
 import { LOCK_PORTS, startRedisServer, type RedisServer } from '@/e2e/support/redis-server';
 import { createRedis, type Redis } from '@/lib/redis/client';
+import { monitorRedis } from '@/e2e/support/redis-monitor';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const outside = AsyncLocalStorage.snapshot();
@@ -23,17 +24,16 @@ let backend: SingleNodeBackend;
  * inside its one round trip show up with source "lua" and are not counted).
  */
 async function countCommands<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  const monitor = await client.monitor();
   const sent: string[] = [];
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+  const monitor = await monitorRedis(({ source, args }) => {
     if (source !== 'lua') sent.push(args[0]!.toLowerCase());
-  });
+  }, server.url);
   try {
     const result = await work();
     await sleep(20); // let the last MONITOR lines arrive
     return { result, sent };
   } finally {
-    monitor.disconnect();
+    monitor.stop();
   }
 }
 
