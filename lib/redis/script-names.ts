@@ -18,6 +18,7 @@ export type ScriptName =
   | 'seckill-bucket-give'
   | 'seckill-bucket-take'
   | 'seckill-epoch'
+  | 'seckill-gate-pass'
   | 'seckill-grab'
   | 'seckill-offer-claim'
   | 'seckill-offer-expire'

@@ -18,6 +18,7 @@ const pinned: Record<string, string> = {
   'seckill-bucket-take': '5580dd5a89641065d631e6d27f179a9782b96518',
   'seckill-grab': '0f96e0f048266e3dd1be579dc38720b23448c7f8',
   'seckill-epoch': '795dc6585d215b5622ad1740ca9dc6e9ac019335',
+  'seckill-gate-pass': 'fb305179f9ef6fb25ef9338ee2bbbcbf54e7ac46',
   'seckill-order-id': '77c7b7ad9dd201b15a72702eaff256fef35f87b3',
   'seckill-preheat': '8d0fcd256f3909f3d73720e47fc2959eefbd3427',
   'seckill-room-look': 'dc76d362d1dc68a87184f50d8c097b9d2bb2ee55',

@@ -24,7 +24,8 @@ import { callChallenge as challengeFor, callJoin as join, callLook as look, call
 import { keys } from '@/lib/redis/keys';
 import { shuffledIds } from '@/lib/seckill/room/room';
 import { issueGrabToken } from '@/lib/seckill/room/tokens';
-import { newChallenge, spendSolution } from '@/lib/seckill/room/pow';
+import { newChallenge } from '@/lib/seckill/room/pow';
+import { passGate } from '@/lib/seckill/room/grab-token';
 import { addSeckillStock } from '@/lib/seckill/preheat';
 import { readSeckillState } from '@/lib/seckill/state';
 import { POST as createRoute } from '@/app/api/admin/vouchers/route';
@@ -402,11 +403,16 @@ describe('from the room to the grab', () => {
     // Right: a token; then a fresh token without solving again (the gate is passed once per user and sale).
     expect((await pass(a!, voucherId, { ticket: ticketA, altcha: await solve(a!, voucherId) })).status).toBe(200);
     expect((await pass(a!, voucherId, { ticket: ticketA })).status).toBe(200);
-    // A solution counts once.
+    // A solution counts once: with the pass forgotten (the set gone), the same solution does not pass again; a fresh one does.
     const once = newChallenge(voucherId, b!.userId, 1000);
     const payload = await solvedPayload(once);
-    expect(await spendSolution(redis, voucherId, b!.userId, payload)).toBe(true);
-    expect(await spendSolution(redis, voucherId, b!.userId, payload)).toBe(false);
+    await passGate(redis, voucherId, b!.userId, payload);
+    expect(await redis.sismember(keys.roomPassed(voucherId), b!.userId)).toBe(1);
+    await redis.srem(keys.roomPassed(voucherId), b!.userId);
+    await expect(passGate(redis, voucherId, b!.userId, payload)).rejects.toMatchObject({ code: 'POW_FAILED' });
+    expect(await redis.sismember(keys.roomPassed(voucherId), b!.userId)).toBe(0);
+    await passGate(redis, voucherId, b!.userId, await solvedPayload(newChallenge(voucherId, b!.userId, 1000)));
+    expect(await redis.sismember(keys.roomPassed(voucherId), b!.userId)).toBe(1);
   });
 
   it('the admitted answer carries the gate\'s challenge, and `grab: true` spends the token on the grab in the same request', async () => {

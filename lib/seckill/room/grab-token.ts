@@ -13,7 +13,7 @@ import { AppError } from '@/lib/errors';
 import { keys } from '@/lib/redis/keys';
 import { lookRoomWithSnapshot } from '@/lib/seckill/room/room';
 import { needTicket } from '@/lib/seckill/room/room-memory';
-import { spendSolution } from '@/lib/seckill/room/pow';
+import { checkSolution } from '@/lib/seckill/room/pow';
 import { issueGrabToken, newEpoch, verifyTicket } from '@/lib/seckill/room/tokens';
 import { runScript } from '@/lib/redis/scripts';
 import { homeTag } from '@/lib/seckill/buckets/count';
@@ -45,17 +45,25 @@ export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string
 /**
  * The bot gate for this user and sale: passed before (the room's `passed` set), or now by spending
  * `altcha` (one solution, once; POW_FAILED otherwise). Passing is remembered until an hour after the
- * sale's end (`end`, read from Redis when the caller has no snapshot of it).
+ * sale's end (`end`, read from Redis when the caller has no snapshot of it). The solution is checked
+ * here without Redis; the set, the one-time mark and the pass are one script (one round trip).
  */
 export async function passGate(redis: RedisClient, voucherId: string, userId: string, altcha: string | undefined, end?: number): Promise<void> {
-  const passed = keys.roomPassed(voucherId);
-  if ((await redis.sismember(passed, userId)) === 1) return;
-  const ok = altcha !== undefined && (await spendSolution(redis, voucherId, userId, altcha));
-  roomMetrics.challenge(ok);
-  if (!ok) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
+  const solution = altcha === undefined ? null : checkSolution(altcha, voucherId, userId);
   const until = end ?? (await saleEndMs(redis, voucherId));
-  await redis.multi().sadd(passed, userId).pexpireat(passed, until + 3_600_000).exec();
+  const r = await runScript<number>(
+    redis,
+    'seckill-gate-pass',
+    [keys.roomPassed(voucherId), keys.roomPowSpent(voucherId, solution?.challenge ?? '-')],
+    [userId, solution?.ttlMs ?? 0, until + 3_600_000],
+  );
+  if (r === PASSED_BEFORE) return;
+  roomMetrics.challenge(r === PASSED_NOW);
+  if (r !== PASSED_NOW) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
 }
+
+const PASSED_BEFORE = 1;
+const PASSED_NOW = 2;
 
 /** A one-time grab token for this user and sale (the caller checked the admission and the gate). */
 async function issueToken(redis: RedisClient, voucherId: string, userId: string): Promise<{ pass: GrabPass; nonce: string }> {

@@ -13,8 +13,6 @@
 import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Challenge } from 'altcha-lib/types';
 import { z } from 'zod';
-import type { RedisClient } from '@/lib/redis/types';
-import { keys } from '@/lib/redis/keys';
 import { powKey } from '@/lib/seckill/room/tokens';
 
 /** How long a challenge may take to be solved and sent back. */
@@ -65,16 +63,16 @@ export function parsePayload(raw: string): Payload | null {
 }
 
 /**
- * True when `raw` solves a challenge this server made for this user and sale, not expired, and
- * not used before (this call uses it up). Everything but the one-time check runs without Redis.
+ * When `raw` solves a challenge this server made for this user and sale, not expired: the
+ * challenge (its spent mark's name) and how long the mark must live (until the challenge's
+ * expiry); null otherwise. Without Redis: whether it was spent before is the one-time check of
+ * lua/seckill-gate-pass-2.lua (lib/seckill/room/grab-token.ts: passGate), in the gate's one round trip.
  */
-export async function spendSolution(redis: RedisClient, voucherId: string, userId: string, raw: string, now = Date.now()): Promise<boolean> {
+export function checkSolution(raw: string, voucherId: string, userId: string, now = Date.now()): { challenge: string; ttlMs: number } | null {
   const p = parsePayload(raw);
-  if (p === null) return false;
+  if (p === null) return null;
   const expires = solvedUntil(p, voucherId, userId, now);
-  if (expires === 0) return false;
-  const fresh = await redis.set(keys.roomPowSpent(voucherId, p.challenge), '1', 'PX', Math.max(1, expires - now), 'NX');
-  return fresh === 'OK';
+  return expires === 0 ? null : { challenge: p.challenge, ttlMs: Math.max(1, expires - now) };
 }
 
 /**
