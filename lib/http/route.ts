@@ -150,7 +150,9 @@ function fail(err: unknown, req: Request, https: boolean, started: number): Repl
 /** Both doors (Next and the hot server) send what the core returns, so the API's security headers go on here. */
 function secured(reply: Reply, https: boolean): Reply {
   const base = apiSecurityHeaders({ https });
-  return { ...reply, headers: reply.headers ? { ...base, ...reply.headers } : base };
+  // A literal, not `{ ...reply, headers }`: every answer passes here, and V8 (node 20) takes
+  // microseconds for a spread with a property added after it.
+  return { status: reply.status, body: reply.body, headers: reply.headers ? { ...base, ...reply.headers } : base };
 }
 
 function authorize(level: AuthLevel, caller: Caller | null): void {

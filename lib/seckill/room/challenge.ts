@@ -53,7 +53,8 @@ export async function roomChallenge(db: Executor, redis: RedisClient, voucherId:
 export async function withChallenge(db: Executor, redis: RedisClient, voucherId: string, userId: string, view: RoomView, waitingToo = false): Promise<RoomView> {
   if (view.state !== 'admitted' && !(waitingToo && view.state === 'waiting')) return view;
   try {
-    return { ...view, challenge: await roomChallenge(db, redis, voucherId, userId) };
+    // A copy (the view may be shared by parked looks), not a spread: see room.ts's view().
+    return Object.assign({}, view, { challenge: await roomChallenge(db, redis, voucherId, userId) });
   } catch (err) {
     log.warn({ err: (err as Error).message, voucherId }, 'room: admitted without the gate challenge in the answer');
     return view;

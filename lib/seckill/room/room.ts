@@ -164,17 +164,25 @@ export function soldOutAt(redis: RedisClient, voucherId: string, snap: RoomSnaps
 /** Where a ticket holder stands in a snapshot of the room, with their ticket signed for that place. */
 export function viewOf(voucherId: string, userId: string, position: number | null, snap: RoomSnapshot, soldOut: boolean): RoomView {
   const ticket = position === null ? null : signTicket({ voucherId, userId, position, expiresAt: snap.end });
-  const base = { position, shuffled: snap.shuffled, issued: snap.issued, served: Math.floor(snap.served), beginTime: snap.begin, ticket, holdMs: env.ROOM_HOLD_MS, allHeld: false };
   // Sold out: everyone waiting hears it at once.
-  if (soldOut) return { ...base, state: 'soldout', ahead: null, estimateMs: null };
-  if (position === null) return { ...base, state: 'none', ahead: null, estimateMs: null };
-  if (snap.now >= snap.begin && position <= snap.served) return { ...base, state: 'admitted', ahead: 0, estimateMs: 0 };
+  if (soldOut) return view('soldout', position, null, null, false, ticket, snap);
+  if (position === null) return view('none', position, null, null, false, ticket, snap);
+  if (snap.now >= snap.begin && position <= snap.served) return view('admitted', position, 0, 0, false, ticket, snap);
   const ahead = Math.max(0, position - Math.floor(snap.served) - 1);
   const untilStart = Math.max(0, snap.begin - snap.now);
   const byRate = untilStart + ((ahead + 1) * 1000) / snap.rate;
   // Every unit held by someone ahead: the soonest this place can move is a hold lapsing.
-  if (snap.allHeld) return { ...base, state: 'waiting', ahead, estimateMs: Math.round(byRate + env.ROOM_HOLD_MS), allHeld: true };
-  return { ...base, state: 'waiting', ahead, estimateMs: Math.round(byRate) };
+  if (snap.allHeld) return view('waiting', position, ahead, Math.round(byRate + env.ROOM_HOLD_MS), true, ticket, snap);
+  return view('waiting', position, ahead, Math.round(byRate), false, ticket, snap);
+}
+
+/**
+ * A view as one object literal: every look and every answer from memory builds one, and a spread
+ * with properties added after it (`{ ...base, state }`) took V8 (node 20) several microseconds
+ * where a literal takes a tenth of one.
+ */
+function view(state: RoomState, position: number | null, ahead: number | null, estimateMs: number | null, allHeld: boolean, ticket: string | null, snap: RoomSnapshot): RoomView {
+  return { state, position, ahead, estimateMs, shuffled: snap.shuffled, issued: snap.issued, served: Math.floor(snap.served), beginTime: snap.begin, ticket, holdMs: env.ROOM_HOLD_MS, allHeld };
 }
 
 /**

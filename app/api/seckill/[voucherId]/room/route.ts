@@ -67,7 +67,7 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
     const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passing, seen.position, () => admission?.detach());
     // Null: the gate still to solve. buyOnAdmission kept the turn, so the places behind wait a
     // moment for this one's grab (docs/fair-sale.md#in-turn).
-    if (purchase) return { ...seen, purchase };
+    if (purchase) return Object.assign({}, seen, { purchase });
   }
   return withChallenge(db, redis, voucherId, userId, seen, ask.join && !passing);
 }
