@@ -21,7 +21,8 @@ export interface MonitoredCommand {
  * and \xHH).
  */
 export function parseMonitorLine(line: string): MonitoredCommand | null {
-  const head = /^\+\d+(?:\.\d+)? \[(\d+) ([^\]]+)\] /.exec(line);
+  // The source is "lua", an address (IPv6 ones in brackets: [::1]:6379) or a socket path.
+  const head = /^\+\d+(?:\.\d+)? \[(\d+) (.+?)\] (?=")/.exec(line);
   if (!head) return null;
   const args: string[] = [];
   const escapes: Record<string, string> = { n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b', '"': '"', '\\': '\\' };
@@ -63,7 +64,13 @@ export async function monitorRedis(seen: (c: MonitoredCommand) => void, url = pr
   let oks = 0;
   let buffer = '';
   await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
+    const fail = (err: Error) => {
+      socket.destroy();
+      reject(err);
+    };
+    socket.once('error', fail);
+    // Closed before MONITOR said +OK (a resolved promise ignores this).
+    socket.once('close', () => fail(new Error('MONITOR: the connection closed before MONITOR was on')));
     socket.on('data', (chunk: string) => {
       buffer += chunk;
       for (let nl = buffer.indexOf('\r\n'); nl >= 0; nl = buffer.indexOf('\r\n')) {
@@ -73,7 +80,7 @@ export async function monitorRedis(seen: (c: MonitoredCommand) => void, url = pr
           if (++oks === commands.length) resolve();
           continue;
         }
-        if (line.startsWith('-')) reject(new Error(`MONITOR: ${line}`));
+        if (line.startsWith('-')) fail(new Error(`MONITOR: ${line}`));
         const c = parseMonitorLine(line);
         if (c && c.db === dbIndex) seen(c);
       }

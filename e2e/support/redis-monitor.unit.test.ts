@@ -5,6 +5,8 @@ describe('parseMonitorLine', () => {
   it('reads the database, the source and the arguments', () => {
     expect(parseMonitorLine('+1764290000.123456 [10 lua] "sadd" "seckill:{7}:buyers" "42"')).toEqual({ db: 10, source: 'lua', args: ['sadd', 'seckill:{7}:buyers', '42'] });
     expect(parseMonitorLine('+1764290000.123456 [0 127.0.0.1:50712] "evalsha" "abc" "1" "k"')).toEqual({ db: 0, source: '127.0.0.1:50712', args: ['evalsha', 'abc', '1', 'k'] });
+    expect(parseMonitorLine('+1764290000.123456 [2 [::1]:50712] "get" "k"')).toEqual({ db: 2, source: '[::1]:50712', args: ['get', 'k'] });
+    expect(parseMonitorLine('+1764290000.123456 [2 unix:/run/redis.sock] "ping"')).toEqual({ db: 2, source: 'unix:/run/redis.sock', args: ['ping'] });
   });
 
   it('unquotes what Redis escapes, and bytes as UTF-8', () => {

@@ -408,6 +408,9 @@ describe('from the room to the grab', () => {
     const payload = await solvedPayload(once);
     await passGate(redis, voucherId, b!.userId, payload);
     expect(await redis.sismember(keys.roomPassed(voucherId), b!.userId)).toBe(1);
+    // Both live a while, not for ever: the mark until the challenge expires, the pass until after the sale.
+    expect(await redis.pttl(keys.roomPowSpent(voucherId, once.challenge))).toBeGreaterThan(0);
+    expect(await redis.pttl(keys.roomPassed(voucherId))).toBeGreaterThan(0);
     await redis.srem(keys.roomPassed(voucherId), b!.userId);
     await expect(passGate(redis, voucherId, b!.userId, payload)).rejects.toMatchObject({ code: 'POW_FAILED' });
     expect(await redis.sismember(keys.roomPassed(voucherId), b!.userId)).toBe(0);
