@@ -35,6 +35,13 @@ const limits = {
   seckillIp: { points: env.SECKILL_IP_PER_SECOND, duration: 1, message: '请求过于频繁，请稍后再试' },
   /** Console writes (vouchers, shops, dead letters, redeem, refunds, roles) of one merchant or admin: far above what a person clicks. */
   consoleWriteUser: { points: 300, duration: 60, message: '操作太频繁，请稍后再试' },
+  /**
+   * Order reads of one user (one order, or a page of them): each reads MySQL, an unknown id up to
+   * four times. The pages poll a pending order at most ~2 a second; a script walking ids, or one
+   * account on many connections keeping the hot server's slots busy with MySQL reads during a
+   * sale, meets this.
+   */
+  orderReadUser: { points: 300, duration: 60, message: '刷新太频繁，请稍后再试' },
   /** Pay, cancel and refund requests of one user's orders. */
   orderWriteUser: { points: 60, duration: 60, message: '操作太频繁，请稍后再试' },
   /** Payment provider callbacks per client address: a flood of unsigned notifies is cut off; the provider retries a 429. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { route } from '@/lib/http/route';
 import { parseQuery } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
+import { consumeUnlessRedisDown } from '@/lib/rate-limit';
 import { listMyOrders } from '@/lib/order/query';
 
 const listQuery = z.object({
@@ -9,8 +10,9 @@ const listQuery = z.object({
   size: z.coerce.number().int().min(1).max(50).default(10),
 }).strict();
 
-/** My orders, newest first. */
+/** My orders, newest first (counted with the order reads, per user). */
 export const GET = route({ auth: 'user' }, async ({ req, user }) => {
   const q = parseQuery(req, listQuery);
+  await consumeUnlessRedisDown('orderReadUser', user.id);
   return listMyOrders(db, user.id, q.page, q.size);
 });
