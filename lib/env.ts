@@ -28,8 +28,13 @@ const schema = z.object({
    * open-loop p99 at 5 000 req/s at 24-53 ms (median 47) against 8-33 ms (median 13) with one.
    */
   WEB_CONCURRENCY: int(1),
-  /** `all`: hot routes + Next on one port (shape (a), the default); `hot`: the hot routes only, Next never loaded (shape (b), behind a front). */
-  WEB_PART: z.enum(['all', 'hot']).default('all'),
+  /**
+   * `all`: hot routes + Next in each web process on one port (shape (a), the default); `hot`: the
+   * hot routes only, Next never loaded (shape (b), behind a front); `split`: one port, the hot
+   * routes in the web processes and Next in a process of its own behind them, over a unix socket
+   * (docs/hot-server.md#the-split-server).
+   */
+  WEB_PART: z.enum(['all', 'hot', 'split']).default('all'),
   /**
    * Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After.
    * A request counts once it is complete and its caller passed auth (lib/hot/server.ts).

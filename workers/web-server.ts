@@ -4,12 +4,18 @@
  * handing every other request to Next's request handler. SIGTERM/SIGINT: stop accepting, finish
  * what is in flight, close connections, exit. WEB_PART=hot: the hot routes only, Next never loaded
  * (shape (b) of docs/hot-server.md#shape-a-and-shape-b: a front such as nginx sends the rest elsewhere).
+ * WEB_PART=split: the same one port, but Next runs in one process of its own (workers/next-server.ts,
+ * on a unix socket in a private directory) and the web processes pass it what is not a hot route
+ * (lib/hot/proxy.ts), so Next's AsyncLocalStorage never slows the hot routes' promises
+ * (docs/hot-server.md#the-split-server).
  */
 import cluster from 'node:cluster';
-import { availableParallelism } from 'node:os';
+import { fork as forkProcess, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
-import type { Fallback } from '@/lib/hot/server';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
 const LISTEN_BACKLOG = 4096;
@@ -37,21 +43,50 @@ async function refuseUnsafeListen(): Promise<void> {
 function runPrimary(): void {
   let stopping = false;
   let stopCode = 0;
+  const socketDir = env.WEB_PART === 'split' ? mkdtempSync(path.join(tmpdir(), 'hmdp-next-')) : null;
   // One Redis write per event-loop turn (lib/redis/write-per-turn.ts) suits the web processes
   // (many concurrent requests), not the order worker.
-  const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true' });
+  const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true', ...(socketDir ? { NEXT_SOCKET: path.join(socketDir, 'next.sock') } : {}) });
   for (let i = 0; i < processes; i++) fork();
   if (env.WEB_METRICS_PORT) void import('@/lib/hot/metrics').then((m) => m.serveClusterMetrics(env.WEB_METRICS_PORT, env.HOST));
   let listening = 0;
+  let nextReady = env.WEB_PART !== 'split';
+  let announced = false;
+  const announce = () => {
+    if (announced || listening < processes || !nextReady) return;
+    announced = true;
+    // One line the scripts and the harnesses wait for.
+    console.log(`web server ready on http://${env.HOST}:${env.PORT} (${processes} process${processes > 1 ? 'es' : ''}${env.WEB_PART === 'split' ? ' + Next in its own' : ''})`);
+  };
   cluster.on('listening', () => {
-    if (++listening === processes) {
-      // One line the scripts and the harnesses wait for.
-      console.log(`web server ready on http://${env.HOST}:${env.PORT} (${processes} process${processes > 1 ? 'es' : ''})`);
-    }
+    ++listening;
+    announce();
   });
+  // WEB_PART=split: Next's process, kept like the web processes; its socket in a directory only
+  // this user can enter (mkdtemp makes it 0700), removed on the way out.
+  let nextProc: ChildProcess | null = null;
+  process.on('exit', () => socketDir && rmSync(socketDir, { recursive: true, force: true }));
+  const startNext = () => {
+    nextProc = forkProcess(path.join(import.meta.dirname, 'next-server.ts'), [], { env: { ...process.env, NEXT_SOCKET: path.join(socketDir!, 'next.sock') } });
+    nextProc.on('message', (m) => {
+      if (m !== 'ready' || nextReady) return;
+      nextReady = true;
+      announce();
+    });
+    nextProc.on('exit', (code, signal) => {
+      nextProc = null;
+      if (stopping) {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(stopCode);
+        return;
+      }
+      log.error({ code, signal }, "Next's process died; starting another");
+      setTimeout(startNext, 500);
+    });
+  };
+  if (socketDir) startNext();
   cluster.on('exit', (w, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(stopCode);
+      if (Object.keys(cluster.workers ?? {}).length === 0 && !nextProc) process.exit(stopCode);
       return;
     }
     if (code === CANNOT_LISTEN) {
@@ -69,8 +104,9 @@ function runPrimary(): void {
     stopping = true;
     log.info({ signal }, 'web server stopping');
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    nextProc?.kill('SIGTERM');
     setTimeout(() => process.exit(1), 12_000).unref();
-    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(stopCode);
+    if (Object.keys(cluster.workers ?? {}).length === 0 && !nextProc) process.exit(stopCode);
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -88,7 +124,12 @@ async function runWorker(): Promise<void> {
     import('@/lib/seckill/room/auto-open'),
   ]);
   if (env.WEB_METRICS_PORT) answerClusterMetrics();
-  const fallback = env.WEB_PART === 'hot' ? (await import('@/workers/hot-only')).hotOnlyFallback : await nextHandler();
+  const fallback =
+    env.WEB_PART === 'hot'
+      ? (await import('@/workers/hot-only')).hotOnlyFallback
+      : env.WEB_PART === 'split'
+        ? (await import('@/lib/hot/proxy')).proxyToNext({ socketPath: process.env.NEXT_SOCKET ?? '' })
+        : await (await import('@/workers/next-handler')).nextHandler();
   const admission = new AdmissionLimit({ max: env.HOT_MAX_IN_FLIGHT, adaptive: env.HOT_ADMISSION === 'adaptive', min: env.HOT_MIN_IN_FLIGHT, trace: env.HOT_ADMISSION_TRACE });
   setProcessAdmission(admission); // read by /metrics and the console
   // An ordinary sale whose grabs this process sheds opens its waiting room (docs/fair-sale.md#opening-by-itself).
@@ -134,28 +175,4 @@ async function runWorker(): Promise<void> {
   // The primary relays the signal; a Ctrl-C in a terminal reaches every process of the group.
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
-}
-
-/**
- * Next's request handler, for everything that is not a hot route (WEB_PART=all, the default).
- *
- * Under /api/ the API's security headers are set before Next runs: Next answers some API requests
- * itself, with no code of ours in between — 405 to a method the route file does not export, 204 to
- * OPTIONS, its HTML 404 to a path no route file serves — and those went out without nosniff, CSP
- * or frame-ancestors (proxy.ts covers pages only). A route's own answer carries the same headers
- * (lib/http/route.ts); Next copies a response header only when none of that name is set yet
- * (next/dist/server/send-response.js), so each goes out once.
- */
-async function nextHandler(): Promise<Fallback> {
-  const [{ default: next }, { apiSecurityHeaders, forwardedHttps }] = await Promise.all([import('next'), import('@/lib/http/security-headers')]);
-  const app = next({ dev: false, dir: process.cwd(), hostname: env.HOST, port: env.PORT });
-  const handle = app.getRequestHandler();
-  await app.prepare();
-  return (req, res) => {
-    if (req.url?.startsWith('/api/')) {
-      const headers = apiSecurityHeaders({ https: forwardedHttps(req.headers['x-forwarded-proto']) });
-      for (const name in headers) res.setHeader(name, headers[name]!);
-    }
-    return handle(req, res);
-  };
 }

@@ -1,0 +1,118 @@
+/**
+ * The split server's fallback (lib/hot/proxy.ts) against a plain node:http server on a unix socket
+ * standing in for Next's process: the request goes on as it came (method, path, query, body, the
+ * peer header) without the hop's own headers, the answer comes back as it streams (status, repeated
+ * headers, a chunked body), Next not answering is a 502 JSON, and a client that leaves stops the
+ * request upstream.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { proxyToNext } from './proxy';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'proxy-test-'));
+const socketPath = path.join(dir, 'next.sock');
+let seen: { method?: string; url?: string; headers: IncomingMessage['headers']; body: string }[] = [];
+let upstreamClosed: Promise<void> = Promise.resolve();
+let markClosed = () => {};
+
+const next = http.createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (c: string) => (body += c));
+  req.on('end', () => {
+    seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+    if (req.url === '/stream') {
+      res.writeHead(201, { 'set-cookie': ['a=1; HttpOnly', 'b=2; HttpOnly'], 'x-kept': 'yes', 'content-type': 'text/plain' });
+      res.write('first,');
+      setTimeout(() => res.end('second'), 50);
+    } else if (req.url === '/hang') {
+      res.on('close', () => markClosed());
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('started');
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    }
+  });
+});
+
+const front = http.createServer((req: IncomingMessage, res: ServerResponse) => void proxyToNext({ socketPath })(req, res));
+const down = http.createServer((req, res) => void proxyToNext({ socketPath: path.join(dir, 'nobody.sock') })(req, res));
+let origin = '';
+let downOrigin = '';
+
+beforeAll(async () => {
+  await new Promise<void>((r) => next.listen(socketPath, r));
+  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => down.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  downOrigin = `http://127.0.0.1:${(down.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  front.closeAllConnections();
+  next.closeAllConnections();
+  await Promise.all([front, next, down].map((s) => new Promise((r) => s.close(r))));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A raw HTTP/1.1 request that closes its connection, so the test decides every header (fetch adds and forbids some). */
+function raw(o: string, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const s = net.connect(Number(new URL(o).port), '127.0.0.1', () => s.write(text));
+    s.on('data', (c: Buffer) => (got += c.toString()));
+    s.on('end', () => resolve(got));
+    s.on('error', reject);
+  });
+}
+
+describe('the split server passes what is not a hot route to Next', () => {
+  it('the request goes on as it came, without the hop\'s own headers', async () => {
+    seen = [];
+    const body = '{"x":1}';
+    const answer = await raw(origin, `POST /api/notes?page=2 HTTP/1.1\r\nHost: shop.example\r\nConnection: close, x-hop\r\nX-Hop: secret\r\nKeep-Alive: timeout=5\r\nX-Hmdp-Peer: 203.0.113.9\r\nCookie: s=abc\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(seen).toHaveLength(1);
+    const r = seen[0]!;
+    expect(r).toMatchObject({ method: 'POST', url: '/api/notes?page=2', body });
+    expect(r.headers).toMatchObject({ host: 'shop.example', 'x-hmdp-peer': '203.0.113.9', cookie: 's=abc', 'content-type': 'application/json' });
+    expect(r.headers['x-hop']).toBeUndefined();
+    expect(r.headers['keep-alive']).toBeUndefined();
+  });
+
+  it('the answer comes back as it streams: status, every cookie, the body in pieces', async () => {
+    const res = await fetch(`${origin}/stream`);
+    expect(res.status).toBe(201);
+    expect(res.headers.getSetCookie()).toEqual(['a=1; HttpOnly', 'b=2; HttpOnly']);
+    expect(res.headers.get('x-kept')).toBe('yes');
+    expect(await res.text()).toBe('first,second');
+  });
+
+  it('kept-alive requests after one another all arrive', async () => {
+    seen = [];
+    for (let i = 0; i < 5; i++) expect((await fetch(`${origin}/p${i}`)).status).toBe(200);
+    expect(seen.map((s) => s.url)).toEqual(['/p0', '/p1', '/p2', '/p3', '/p4']);
+  });
+
+  it('Next not answering is a 502 JSON with Retry-After, never a hang', async () => {
+    const res = await fetch(`${downOrigin}/login`);
+    expect(res.status).toBe(502);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('BAD_GATEWAY');
+  });
+
+  it('a client that leaves mid-answer stops the request upstream', async () => {
+    upstreamClosed = new Promise<void>((r) => (markClosed = r));
+    const ac = new AbortController();
+    const res = await fetch(`${origin}/hang`, { signal: ac.signal });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('started');
+    ac.abort();
+    await expect(Promise.race([upstreamClosed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 3000))])).resolves.toBe('closed');
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * The split web server (WEB_PART=split, docs/hot-server.md#the-split-server) as `npm start` runs it,
+ * on the build the test step makes first: one port; pages and every other non-hot path answered by
+ * Next in a process of its own, reached over a unix socket in a private directory; the hot routes
+ * by the web process. Next's process killed: it is started again and the hot routes never stop.
+ * SIGTERM: every process exits and the socket's directory is gone.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const children = (pid: number): number[] => {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+};
+const cmdline = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+};
+const socketDirs = () => new Set(readdirSync(tmpdir()).filter((f) => f.startsWith('hmdp-next-')));
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('the split web server', () => {
+  it('serves pages from Next in its own process and the hot routes itself, restarts Next, stops whole', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const dirsBefore = socketDirs();
+    const web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], {
+      env: { ...process.env, NODE_ENV: 'production', ALLOW_DEV_SMS_IN_PRODUCTION: 'true', PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: '1', WEB_PART: 'split', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let out = '';
+    web.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    web.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => web.once('exit', (code) => r(code)));
+    try {
+      await until('the ready line', async () => (out.includes('web server ready') ? true : undefined), 90_000).catch((e: Error) => {
+        throw new Error(`${e.message}\n${out.slice(-3000)}`);
+      });
+      expect(out).toContain(`web server ready on ${origin} (1 process + Next in its own)`);
+
+      // The processes: the web process (node:cluster) and Next's (workers/next-server.ts).
+      const kids = children(web.pid!);
+      const nextPid = kids.find((p) => cmdline(p).includes('workers/next-server.ts'));
+      expect(nextPid, kids.map(cmdline).join('\n')).toBeDefined();
+      expect(kids.filter((p) => p !== nextPid)).toHaveLength(1);
+      const newDirs = [...socketDirs()].filter((d) => !dirsBefore.has(d));
+      expect(newDirs).toHaveLength(1);
+      const dir = path.join(tmpdir(), newDirs[0]!);
+
+      // A page and a Next API route, through the web process to Next.
+      const page = await fetch(`${origin}/login`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toContain('text/html');
+      expect(page.headers.get('x-frame-options')).toBe('DENY');
+      expect(await page.text()).toContain('手机号登录');
+      expect((await fetch(`${origin}/api/health`)).status).toBe(200);
+      // A hot route, answered by the web process itself.
+      const hot = await fetch(`${origin}/api/shops/987654321987/vouchers`);
+      expect(hot.status).toBe(404);
+      expect(((await hot.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+
+      // Next's process killed: the hot routes go on, pages come back once another has started.
+      process.kill(nextPid!, 'SIGKILL');
+      expect((await fetch(`${origin}/api/shops/987654321987/vouchers`)).status).toBe(404);
+      await until('pages again', async () => ((await fetch(`${origin}/login`)).status === 200 ? true : undefined));
+      expect(out).toContain("Next's process died; starting another");
+      const again = children(web.pid!).find((p) => cmdline(p).includes('workers/next-server.ts'));
+      expect(again).toBeDefined();
+      expect(again).not.toBe(nextPid);
+
+      process.kill(web.pid!, 'SIGTERM');
+      expect(await Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 20_000))])).toBe(0);
+      expect(existsSync(dir)).toBe(false);
+      expect(children(web.pid!)).toEqual([]);
+    } finally {
+      if (web.exitCode === null) process.kill(-web.pid!, 'SIGKILL');
+    }
+  });
+});
