@@ -45,7 +45,8 @@ const cellsToRow = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '
  * The real-concurrency spike's row: its figure is a time (until the last user's final answer),
  * beside the bare server's time for the same spike; p99 is a user's wait from arrival to answer.
  * When the run measured it, the CPU that servers and clients took together, app over bare: on a
- * machine whose cores the spike keeps busy, the time ratio follows it.
+ * machine whose cores the spike keeps busy, the time ratio follows it. A row of several runs
+ * (--runs N) gives the median ratio and every run's, and the other figures of the run at the median.
  */
 function renderSpikeRow(line: Record<string, unknown>, ctx: RowContext, when: string, machine: string): string {
   const s = (v: unknown) => `${Number(v).toFixed(1)} s`;
@@ -55,7 +56,13 @@ function renderSpikeRow(line: Record<string, unknown>, ctx: RowContext, when: st
       ? `; first answer a ticket for ${fmt(Number(line.first_ticket))} of ${fmt(Number(line.users))}${line.first_soldout !== undefined ? `, 已抢光 for ${fmt(Number(line.first_soldout))} (${fmt(Number(line.soldout_too_early))} too early)` : ''}; win order against ticket order: Kendall tau ${Number(line.kendall_tau).toFixed(3)}${line.sale_clock_inversions !== undefined ? ` (by the sale's clock: ${fmt(Number(line.sale_clock_inversions))} pairs out of order, ${fmt(Number(line.sale_clock_ties))} in the same ms)` : ''}, ${Number(line.out_of_place)} of ${fmt(Number(line.winners))} winners not among the first places of the ${fmt(Number(line.reached_grab))} who grabbed`
       : '';
   const result = `last answer ${s(line.last_answer_s)}; ${fmt(Number(line.orders))} of ${fmt(Number(line.stock))} sold, ${Number(line.errors)} socket errors, ${answers['503'] ?? 0} × 503 retried${room}`;
-  return cellsToRow([`\`${ctx.key}\``, when, machine, result, s(line.wait_p99_s), `last answer ${s(line.bare_last_answer_s)}`, `×${Number(line.ratio_to_bare).toFixed(2)} the bare server's time${line.cpu_ratio !== undefined ? ` (CPU of servers + clients ×${Number(line.cpu_ratio).toFixed(2)})` : ''}`]);
+  const cpu = line.cpu_ratio !== undefined ? ` (CPU of servers + clients ×${Number(line.cpu_ratio).toFixed(2)})` : '';
+  const x = (v: unknown) => `×${Number(v).toFixed(2)}`;
+  // --runs N: the median of the runs' ratios with their range; the other figures are the median run's.
+  const figure = Number(line.runs) > 1
+    ? `${x(line.ratio_median)} the bare server's time, median of ${Number(line.runs)} runs (${(line.ratios as number[]).map(x).join(', ')}); the run at the median: ${x(line.ratio_to_bare)}${cpu}`
+    : `${x(line.ratio_to_bare)} the bare server's time${cpu}`;
+  return cellsToRow([`\`${ctx.key}\``, when, machine, result, s(line.wait_p99_s), `last answer ${s(line.bare_last_answer_s)}`, figure]);
 }
 
 /** The admission scenario's row: the grab's p90 at C and 3C clients, adaptive beside fixed. */

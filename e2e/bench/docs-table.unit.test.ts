@@ -77,6 +77,18 @@ describe('docs/benchmarks.md table', () => {
     );
   });
 
+  it("a spike row of several runs gives the median ratio, every run's, and the median run's figures", () => {
+    const spike: RunResult = {
+      line: { scenario: 'spike', variant: 'grab', stock: 1000, orders: 1000, errors: 0, answers: { '200': 1000 }, last_answer_s: 7.4, wait_p99_s: 6.4, bare_last_answer_s: 5.5, ratio_to_bare: 1.35, cpu_ratio: 1.52, runs: 3, ratios: [1.6, 1.35, 1.2], ratio_median: 1.35 },
+      rps: 2700,
+      failures: [],
+      summary: [],
+    };
+    expect(renderRow(spike, { key: 'spike grab --runs 3 --users 20000', now: new Date('2026-11-28T12:00:00Z'), machine: 'm' })).toMatch(
+      /\| last answer 5\.5 s \| ×1\.35 the bare server's time, median of 3 runs \(×1\.60, ×1\.35, ×1\.20\); the run at the median: ×1\.35 \(CPU of servers \+ clients ×1\.52\) \|$/,
+    );
+  });
+
   it('refuses a page without the markers instead of writing somewhere else', () => {
     expect(() => updateTable('# no table\n', [{ key: 'a', row: '| `a` |' }])).toThrow(/bench-table/);
   });

@@ -11,6 +11,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { SpikeUser } from './spike-flows';
+import type { RunResult } from './types';
 
 /** One user's spike, times in ms since the spike's start (t0). */
 export interface UserRecord {
@@ -343,4 +344,31 @@ export function formatSpike(s: SpikeSummary, errors: Record<string, number>): st
     `${s.errors} socket errors${s.errors ? ` (${hist(errors)}, ${s.usersWithErrors} users)` : ''} · started 99 % by ${r2(s.started99S)} s, all by ${r2(s.startedAllS)} s, all connected by ${r2(s.connectedAllS)} s, all had a first answer by ${r2(s.firstAllS)} s · ` +
     `last answer ${r2(s.lastAnswerS)} s · wait p50 ${r2(s.waitP50S)} s, p99 ${r2(s.waitP99S)} s · clients' CPU ${r2(s.clientCpuS)} s, ${r2(s.clientSystemS)} s of it in the kernel (${Math.round(s.clientShare * 100)} % of the machine)`
   );
+}
+
+/**
+ * Several runs of the same spike as one result: the figures of the run whose ratio is the median
+ * (the lower of the two middle ones for an even count), the ratio of every run and their median
+ * and range beside them, each run's summary, and every run's failures (a correctness failure in
+ * any run fails the whole).
+ */
+export function combineRuns(header: string[], results: RunResult[]): RunResult {
+  if (results.length === 1) return { ...results[0]!, summary: [...header, ...results[0]!.summary] };
+  const ratios = results.map((r) => Number(r.line.ratio_to_bare));
+  const byRatio = results.map((r, i) => ({ r, ratio: ratios[i]! })).sort((x, y) => x.ratio - y.ratio);
+  const mid = byRatio[Math.floor((byRatio.length - 1) / 2)]!;
+  const sorted = byRatio.map((x) => x.ratio);
+  const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+  const runs = { runs: results.length, ratios, ratio_median: Math.round(median * 100) / 100, ratio_min: sorted[0]!, ratio_max: sorted[sorted.length - 1]! };
+  return {
+    line: { ...mid.r.line, ...runs },
+    rps: mid.r.rps,
+    p99Ms: mid.r.p99Ms,
+    failures: results.flatMap((r) => r.failures),
+    summary: [
+      ...header,
+      ...results.flatMap((r, i) => [`run ${i + 1} of ${results.length}:`, ...r.summary]),
+      `runs: ×${ratios.map((x) => x.toFixed(2)).join(', ×')} the bare server's time; median ×${runs.ratio_median.toFixed(2)} (×${runs.ratio_min.toFixed(2)}–×${runs.ratio_max.toFixed(2)}); the row shows the run at the median`,
+    ],
+  };
 }

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { roomFigures, runSpike, sourceAddresses, summarizeSpike, winOrder, type UserRecord } from './spike';
+import { combineRuns, roomFigures, runSpike, sourceAddresses, summarizeSpike, winOrder, type UserRecord } from './spike';
 import { createChallenge, verifySolution } from 'altcha-lib';
 import { lookDelayMs, retryDelayMs, solveAltcha } from './spike-flows';
 
@@ -192,5 +192,31 @@ describe('win order against ticket order (winOrder)', () => {
       rec(3, { marks: { soldoutFirst: 95 }, code: 'SOLD_OUT' }),
     ]);
     expect(f).toMatchObject({ firstTicket: 2, firstSoldOut: 2, soldOutTooEarly: 1 });
+  });
+});
+
+describe('several runs of a spike as one result (combineRuns)', () => {
+  const run = (ratio: number, failures: string[] = []) => ({ line: { ratio_to_bare: ratio, last_answer_s: ratio * 10 }, rps: ratio, failures, summary: [`ratio ${ratio}`] });
+
+  it('one run is that run, after the header', () => {
+    const one = combineRuns(['header'], [run(1.4)]);
+    expect(one.line).toEqual({ ratio_to_bare: 1.4, last_answer_s: 14 });
+    expect(one.summary).toEqual(['header', 'ratio 1.4']);
+  });
+
+  it("an odd count: the median run's figures, every ratio in run order, the median and the range", () => {
+    const three = combineRuns(['h'], [run(1.9), run(1.2), run(1.45)]);
+    expect(three.line).toMatchObject({ ratio_to_bare: 1.45, last_answer_s: 14.5, runs: 3, ratios: [1.9, 1.2, 1.45], ratio_median: 1.45, ratio_min: 1.2, ratio_max: 1.9 });
+    expect(three.rps).toBe(1.45);
+    expect(three.summary.at(-1)).toBe("runs: ×1.90, ×1.20, ×1.45 the bare server's time; median ×1.45 (×1.20–×1.90); the row shows the run at the median");
+  });
+
+  it('an even count: the median between the middle two, the figures of the lower one', () => {
+    const four = combineRuns([], [run(1.3), run(1.1), run(1.7), run(1.5)]);
+    expect(four.line).toMatchObject({ ratio_to_bare: 1.3, ratio_median: 1.4, ratio_min: 1.1, ratio_max: 1.7 });
+  });
+
+  it("any run's failure fails the whole", () => {
+    expect(combineRuns([], [run(1.2), run(1.3, ['run 2 of 2: lost 1'])]).failures).toEqual(['run 2 of 2: lost 1']);
   });
 });

@@ -12,6 +12,8 @@
  * (source addresses per spike; default one per 4 000 users, at least 4) --window seconds (1)
  * --processes P (web processes; default the product's WEB_CONCURRENCY) --workers W (1)
  * --timeout seconds (a request unanswered this long is a socket error and retried: 60)
+ * --runs N (1: the whole spike, bare server then app, N times over; the figure is the median ratio)
+ * --part all|hot|split (the web server's WEB_PART; default the product's)
  * --sched none|rr (node:cluster's scheduling in both servers, NODE_CLUSTER_SCHED_POLICY; default
  * node's rr: the primary accepts every connection and hands it to a process over IPC)
  * --flow-<name> value (options of the flow). HOT_ADMISSION etc. reach the web server from the env.
@@ -37,10 +39,13 @@ import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/secki
 import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale, waitForDrain } from '../setup';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
-import { formatSpike, roomFigures, runSpike, sourceAddresses, stepTimeline, summarizeSpike, winOrder, type SpikeSummary, type UserRecord } from '../spike';
+import { combineRuns, formatSpike, roomFigures, runSpike, sourceAddresses, stepTimeline, summarizeSpike, winOrder, type SpikeSummary, type UserRecord } from '../spike';
 import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
-import type { Scenario } from '../types';
+import type { RunResult, Scenario } from '../types';
 import { runWrk, serversCpuSeconds } from '../wrk';
+
+/** Each spike of a run takes a third octet of its own (two per --runs round, below 255). */
+const MAX_RUNS = 20;
 
 /** The kernel's queues for connections not yet accepted: raised (never lowered) for the spike if this host lets us. */
 const KERNEL_QUEUES: Record<string, number> = { 'net/core/somaxconn': 8192, 'net/ipv4/tcp_max_syn_backlog': 8192 };
@@ -92,6 +97,11 @@ export const scenario: Scenario = {
     const sources = Number(a.extra.sources ?? Math.max(4, Math.ceil(users / 4000)));
     const windowMs = Number(a.extra.window ?? 1) * 1000;
     const timeoutMs = Number(a.extra.timeout ?? 60) * 1000;
+    // --part split|hot|all: the web server's WEB_PART (docs/hot-server.md#the-split-server); default the product's.
+    const part: Record<string, string> = a.extra.part ? { WEB_PART: a.extra.part } : {};
+    if (a.extra.part && !['all', 'hot', 'split'].includes(a.extra.part)) throw new Error('--part must be all, hot or split');
+    const rounds = Number(a.extra.runs ?? 1);
+    if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_RUNS) throw new Error(`--runs must be a whole number from 1 to ${MAX_RUNS}`);
     const sched: Record<string, string> = a.extra.sched ? { NODE_CLUSTER_SCHED_POLICY: a.extra.sched } : {};
     const flowOptions = Object.fromEntries(Object.entries(a.extra).filter(([k]) => k.startsWith('flow-')).map(([k, v]) => [k.slice(5), v]));
     const fdWarning = checkOpenFiles(users, clients, processes);
@@ -104,7 +114,7 @@ export const scenario: Scenario = {
     const tokens = created.map((u) => u.token);
     line(`${users} users`, true);
     const summary = [
-      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es), cluster scheduling ${a.extra.sched ?? 'rr (node default)'}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
+      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}, cluster scheduling ${a.extra.sched ?? 'rr (node default)'}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);
@@ -112,101 +122,111 @@ export const scenario: Scenario = {
     const spike = (origin: string, path: string, phase: number, userFlow = flow, t0?: number) =>
       runSpike({ origin, path, flow: userFlow, options: flowOptions, tokens, clients, sources: sourceAddresses(sources, run, phase), windowMs, timeoutMs, t0 });
 
-    const ceiling = await h.startCeiling(processes, sched);
-    const ceilingCpu = serversCpuSeconds([ceiling.proc.child.pid!]);
-    h.log(`… the spike on the bare node:http server`);
-    const bareRun = await spike(ceiling.url, '/api/seckill/0', 1, bareFlow[flow] ?? flow);
-    const bareCpuS = serversCpuSeconds([ceiling.proc.child.pid!]) - ceilingCpu;
-    await h.stop(ceiling.proc);
-    const bare = summarizeSpike(bareRun);
-    summary.push(`  bare node:http: ${formatSpike(bare, bareRun.errors)} · server CPU ${round(bareCpuS, 2)} s`);
+    // --runs N: the same spike N times over (bare server, then the app, each time), the users made
+    // once; the figure is the median ratio, with its range: one run of a spike on a shared box
+    // cannot tell ×1.3 from ×1.6 (docs/benchmarks.md#reading-a-spike-on-a-shared-box).
+    const once = async (r: number): Promise<RunResult> => {
+      const lines: string[] = [];
+      const tag = rounds > 1 ? `run ${r + 1} of ${rounds}: ` : '';
+      const ceiling = await h.startCeiling(processes, sched);
+      const ceilingCpu = serversCpuSeconds([ceiling.proc.child.pid!]);
+      h.log(`… ${tag}the spike on the bare node:http server`);
+      const bareRun = await spike(ceiling.url, '/api/seckill/0', 2 * r + 1, bareFlow[flow] ?? flow);
+      const bareCpuS = serversCpuSeconds([ceiling.proc.child.pid!]) - ceilingCpu;
+      await h.stop(ceiling.proc);
+      const bare = summarizeSpike(bareRun);
+      lines.push(`  bare node:http: ${formatSpike(bare, bareRun.errors)} · server CPU ${round(bareCpuS, 2)} s`);
 
-    // --profile DIR: a V8 CPU profile of each web process (read with e2e/bench/profile-top.ts).
-    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
-    await h.startWorkers(a.workers);
-    // Warm-up, as the grab scenario's: 2 s of refusals, so the measured spike finds its path compiled.
-    const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
-    await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: 50, durationS: 2 });
-    const powCost = Number(a.extra['pow-cost'] ?? 1000);
-    const roomStartMs = Number(a.extra['room-start'] ?? windowMs / 2000) * 1000;
-    // The room's spike starts at a set moment, so the sale's start can fall inside the window: far
-    // enough ahead for the client processes to be forked and ready (else t0 moves and it is reported).
-    if (room) await warmRoom(web.url, tokens.slice(0, 200), powCost);
-    const plannedT0 = Date.now() + 8000;
-    const voucherId = room
-      ? await createRoomVoucher(db, redis, { stock, powCost, startsInMs: plannedT0 + roomStartMs - Date.now() })
-      : await createTestVoucher(db, redis, { stock, title: `bench spike ${flow}` });
-    await expectFreshVoucher(voucherId, stock);
-    const webCpu = serversCpuSeconds([web.proc.child.pid!]);
-    h.log(`… the spike on the app`);
-    const appRun = await spike(web.url, `/api/seckill/${voucherId}`, 2, flow, room ? plannedT0 : undefined);
-    const webCpuS = serversCpuSeconds([web.proc.child.pid!]) - webCpu;
-    const app = summarizeSpike(appRun);
-    const drainS = await waitForDrain(voucherId, Date.now());
-    await h.stopAll();
-    // Accepted grabs: 200 without a code (a room's sold-out look is 200 SOLD_OUT).
-    const accepted = appRun.records.filter((r) => r.status === 200 && !r.code).length;
-    const roomState = room ? await redis.hgetall(keys.roomState(voucherId)) : {};
-    const sale = await verifySale(voucherId, stock, accepted);
-    const sold = Math.min(stock, users);
-    const ratio = app.lastAnswerS / bare.lastAnswerS;
-    summary.push(`  the app: ${formatSpike(app, appRun.errors)} · web CPU ${round(webCpuS, 2)} s`);
-    summary.push(
-      `  sold ${sale.orders} of ${sold} · oversold ${sale.oversold} · duplicates ${sale.duplicates} · lost ${sale.lost} · drain ${round(drainS, 2)} s · invariants ${sale.violations.length ? 'VIOLATED' : 'hold'}`,
-    );
-    const rf = room ? roomFigures(appRun.records) : undefined;
-    // The same winners ordered by the sale's own clock: each order's create_time, the grab script's
-    // Redis TIME in ms (ties at one millisecond count neither way), not the clients' receive times.
-    const soldOrder = rf ? winOrder(await soldAt(voucherId, created.map((u) => u.userId), appRun.records), rf.order.positionsReached) : undefined;
-    if (rf) {
-      const startS = (Number((await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', voucherId).executeTakeFirst())?.begin_time?.getTime?.() ?? NaN) - appRun.t0) / 1000;
-      summary.push(
-        `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'}, ROOM_HOLD_MS ${env.ROOM_HOLD_MS} · ` +
-          `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users}, 已抢光 (arrived after the last unit went): ${rf.firstSoldOut}, of them before the last winner's grab token: ${rf.soldOutTooEarly} · ` +
-          `win order: ${rf.order.winners} winners of ${rf.order.reached} who posted a grab, ${rf.order.outOfPlace} not among the first ${rf.order.winners} places of those, ` +
-          `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)} by the clients' clocks; ` +
-          `by the sale's clock (orders' create_time): inversions ${soldOrder!.inversions}, ties ${soldOrder!.ties}, Kendall tau ${round(soldOrder!.tau, 3)}`,
+      // --profile DIR: a V8 CPU profile of each web process (read with e2e/bench/profile-top.ts).
+      const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched, ...part }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
+      await h.startWorkers(a.workers);
+      // Warm-up, as the grab scenario's: 2 s of refusals, so the measured spike finds its path compiled.
+      const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
+      await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: 50, durationS: 2 });
+      const powCost = Number(a.extra['pow-cost'] ?? 1000);
+      const roomStartMs = Number(a.extra['room-start'] ?? windowMs / 2000) * 1000;
+      // The room's spike starts at a set moment, so the sale's start can fall inside the window: far
+      // enough ahead for the client processes to be forked and ready (else t0 moves and it is reported).
+      if (room) await warmRoom(web.url, tokens.slice(0, 200), powCost);
+      const plannedT0 = Date.now() + 8000;
+      const voucherId = room
+        ? await createRoomVoucher(db, redis, { stock, powCost, startsInMs: plannedT0 + roomStartMs - Date.now() })
+        : await createTestVoucher(db, redis, { stock, title: `bench spike ${flow}` });
+      await expectFreshVoucher(voucherId, stock);
+      const webCpu = serversCpuSeconds([web.proc.child.pid!]);
+      h.log(`… ${tag}the spike on the app`);
+      const appRun = await spike(web.url, `/api/seckill/${voucherId}`, 2 * r + 2, flow, room ? plannedT0 : undefined);
+      const webCpuS = serversCpuSeconds([web.proc.child.pid!]) - webCpu;
+      const app = summarizeSpike(appRun);
+      const drainS = await waitForDrain(voucherId, Date.now());
+      await h.stopAll();
+      // Accepted grabs: 200 without a code (a room's sold-out look is 200 SOLD_OUT).
+      const accepted = appRun.records.filter((r) => r.status === 200 && !r.code).length;
+      const roomState = room ? await redis.hgetall(keys.roomState(voucherId)) : {};
+      const sale = await verifySale(voucherId, stock, accepted);
+      const sold = Math.min(stock, users);
+      const ratio = app.lastAnswerS / bare.lastAnswerS;
+      lines.push(`  the app: ${formatSpike(app, appRun.errors)} · web CPU ${round(webCpuS, 2)} s`);
+      lines.push(
+        `  sold ${sale.orders} of ${sold} · oversold ${sale.oversold} · duplicates ${sale.duplicates} · lost ${sale.lost} · drain ${round(drainS, 2)} s · invariants ${sale.violations.length ? 'VIOLATED' : 'hold'}`,
       );
-      summary.push(`  steps (first–median–last, since the spike's start): ${stepTimeline(appRun.records)}`);
-    }
-    // The spike shares the machine's cores with its own load generator: when servers and clients
-    // together keep every core busy, the last answer cannot come before their CPU over the cores,
-    // and the ratio follows the CPU each side needed more than anything the sale waits on.
-    const cores = availableParallelism();
-    const bareMachineS = bareCpuS + bare.clientCpuS;
-    const appMachineS = webCpuS + app.clientCpuS;
-    summary.push(
-      `  machine: ${cores} cores · bare server + clients ${round(bareMachineS, 2)} CPU-s (≥ ${round(bareMachineS / cores, 2)} s on the cores) · app + clients ${round(appMachineS, 2)} CPU-s (≥ ${round(appMachineS / cores, 2)} s) · CPU ×${round(appMachineS / bareMachineS, 2)}`,
-    );
-    summary.push(`  last answer: the app ${round(app.lastAnswerS, 2)} s, bare node:http ${round(bare.lastAnswerS, 2)} s: ×${round(ratio, 2)} the bare server's time (figures noisy on a shared host)`);
+      const rf = room ? roomFigures(appRun.records) : undefined;
+      // The same winners ordered by the sale's own clock: each order's create_time, the grab script's
+      // Redis TIME in ms (ties at one millisecond count neither way), not the clients' receive times.
+      const soldOrder = rf ? winOrder(await soldAt(voucherId, created.map((u) => u.userId), appRun.records), rf.order.positionsReached) : undefined;
+      if (rf) {
+        const startS = (Number((await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', voucherId).executeTakeFirst())?.begin_time?.getTime?.() ?? NaN) - appRun.t0) / 1000;
+        lines.push(
+          `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'}, ROOM_HOLD_MS ${env.ROOM_HOLD_MS} · ` +
+            `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users}, 已抢光 (arrived after the last unit went): ${rf.firstSoldOut}, of them before the last winner's grab token: ${rf.soldOutTooEarly} · ` +
+            `win order: ${rf.order.winners} winners of ${rf.order.reached} who posted a grab, ${rf.order.outOfPlace} not among the first ${rf.order.winners} places of those, ` +
+            `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)} by the clients' clocks; ` +
+            `by the sale's clock (orders' create_time): inversions ${soldOrder!.inversions}, ties ${soldOrder!.ties}, Kendall tau ${round(soldOrder!.tau, 3)}`,
+        );
+        lines.push(`  steps (first–median–last, since the spike's start): ${stepTimeline(appRun.records)}`);
+      }
+      // The spike shares the machine's cores with its own load generator: when servers and clients
+      // together keep every core busy, the last answer cannot come before their CPU over the cores,
+      // and the ratio follows the CPU each side needed more than anything the sale waits on.
+      const cores = availableParallelism();
+      const bareMachineS = bareCpuS + bare.clientCpuS;
+      const appMachineS = webCpuS + app.clientCpuS;
+      lines.push(
+        `  machine: ${cores} cores · bare server + clients ${round(bareMachineS, 2)} CPU-s (≥ ${round(bareMachineS / cores, 2)} s on the cores) · app + clients ${round(appMachineS, 2)} CPU-s (≥ ${round(appMachineS / cores, 2)} s) · CPU ×${round(appMachineS / bareMachineS, 2)}`,
+      );
+      lines.push(`  last answer: the app ${round(app.lastAnswerS, 2)} s, bare node:http ${round(bare.lastAnswerS, 2)} s: ×${round(ratio, 2)} the bare server's time (figures noisy on a shared host)`);
 
-    const failures = [
-      ...(sale.oversold ? [`oversold ${sale.oversold}`] : []),
-      ...(sale.duplicates ? [`duplicates ${sale.duplicates}`] : []),
-      ...(sale.lost ? [`lost ${sale.lost}`] : []),
-      ...(sale.orders !== sold ? [`sold ${sale.orders} of ${sold}`] : []),
-      ...sale.violations,
-      ...problems('the app', app),
-      ...problems('the bare server', bare),
-      ...(rf && rf.firstTicket + rf.firstSoldOut !== users ? [`the app: ${users - rf.firstTicket - rf.firstSoldOut} users' first answer was neither a ticket nor 已抢光`] : []),
-      ...(rf && rf.soldOutTooEarly ? [`the app: ${rf.soldOutTooEarly} users heard 已抢光 before the last winner had a grab token`] : []),
-    ];
-    return {
-      line: {
-        scenario: 'spike', variant: flow, users, stock, processes, clients, sources, window_s: windowMs / 1000, requests: app.requests,
-        finals: app.finals, answers: app.answers, errors: app.errors, fivexx: app.fivexx, unanswered: app.unanswered,
-        started_all_s: round(app.startedAllS, 2), connected_all_s: round(app.connectedAllS, 2),
-        last_answer_s: round(app.lastAnswerS, 2), wait_p50_s: round(app.waitP50S, 2), wait_p99_s: round(app.waitP99S, 2),
-        bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
-        client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2), cpu_ratio: round(appMachineS / bareMachineS, 2),
-        ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, first_soldout: rf.firstSoldOut, soldout_too_early: rf.soldOutTooEarly, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3), sale_clock_inversions: soldOrder!.inversions, sale_clock_ties: soldOrder!.ties, sale_clock_tau: round(soldOrder!.tau, 3) } : {}),
-        orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
-      },
-      rps: app.requests / app.lastAnswerS,
-      p99Ms: app.waitP99S * 1000,
-      failures,
-      summary,
+      const failures = [
+        ...(sale.oversold ? [`oversold ${sale.oversold}`] : []),
+        ...(sale.duplicates ? [`duplicates ${sale.duplicates}`] : []),
+        ...(sale.lost ? [`lost ${sale.lost}`] : []),
+        ...(sale.orders !== sold ? [`sold ${sale.orders} of ${sold}`] : []),
+        ...sale.violations,
+        ...problems('the app', app),
+        ...problems('the bare server', bare),
+        ...(rf && rf.firstTicket + rf.firstSoldOut !== users ? [`the app: ${users - rf.firstTicket - rf.firstSoldOut} users' first answer was neither a ticket nor 已抢光`] : []),
+        ...(rf && rf.soldOutTooEarly ? [`the app: ${rf.soldOutTooEarly} users heard 已抢光 before the last winner had a grab token`] : []),
+      ];
+      return {
+        line: {
+          scenario: 'spike', variant: flow, users, stock, processes, clients, sources, window_s: windowMs / 1000, requests: app.requests,
+          finals: app.finals, answers: app.answers, errors: app.errors, fivexx: app.fivexx, unanswered: app.unanswered,
+          started_all_s: round(app.startedAllS, 2), connected_all_s: round(app.connectedAllS, 2),
+          last_answer_s: round(app.lastAnswerS, 2), wait_p50_s: round(app.waitP50S, 2), wait_p99_s: round(app.waitP99S, 2),
+          bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
+          client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2), cpu_ratio: round(appMachineS / bareMachineS, 2),
+          ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, first_soldout: rf.firstSoldOut, soldout_too_early: rf.soldOutTooEarly, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3), sale_clock_inversions: soldOrder!.inversions, sale_clock_ties: soldOrder!.ties, sale_clock_tau: round(soldOrder!.tau, 3) } : {}),
+          orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
+        },
+        rps: app.requests / app.lastAnswerS,
+        p99Ms: app.waitP99S * 1000,
+        failures: failures.map((f) => `${tag}${f}`),
+        summary: lines,
+      };
     };
+    const results: RunResult[] = [];
+    for (let r = 0; r < rounds; r++) results.push(await once(r));
+    return combineRuns(summary, results);
   },
 };
 
