@@ -7,6 +7,7 @@
  */
 import http from 'node:http';
 import { rmSync } from 'node:fs';
+import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 import { writeReply } from '@/lib/hot/node-adapter';
 import { errorReply } from '@/lib/http/respond';
@@ -29,6 +30,10 @@ const server = http.createServer((req, res) => {
 });
 // The web processes keep their connections to it alive (lib/hot/proxy.ts): never close them first.
 server.keepAliveTimeout = 0;
+// A request that stops half-way (a proxy connection left mid-body) ends by the same deadlines as
+// at the front.
+if (env.WEB_HEADERS_TIMEOUT_MS > 0) server.headersTimeout = env.WEB_HEADERS_TIMEOUT_MS;
+if (env.WEB_REQUEST_TIMEOUT_MS > 0) server.requestTimeout = env.WEB_REQUEST_TIMEOUT_MS;
 server.listen(socketPath, () => process.send?.('ready'));
 
 let stopping = false;
@@ -41,3 +46,5 @@ const stop = () => {
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+// The primary gone (killed outright): nobody can reach this socket any more.
+process.on('disconnect', stop);

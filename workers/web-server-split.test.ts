@@ -96,10 +96,13 @@ describe('the split web server', () => {
       expect(again).toBeDefined();
       expect(again).not.toBe(nextPid);
 
+      const last = children(web.pid!);
+      expect(last).toHaveLength(2);
       process.kill(web.pid!, 'SIGTERM');
       expect(await Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 20_000))])).toBe(0);
       expect(existsSync(dir)).toBe(false);
-      expect(children(web.pid!)).toEqual([]);
+      // Every child gone with it, Next's process too (its exit was awaited: no orphan left serving the socket).
+      expect(last.filter((p) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z '))).toEqual([]);
     } finally {
       if (web.exitCode === null) process.kill(-web.pid!, 'SIGKILL');
     }

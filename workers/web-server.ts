@@ -67,6 +67,7 @@ function runPrimary(): void {
   let nextProc: ChildProcess | null = null;
   process.on('exit', () => socketDir && rmSync(socketDir, { recursive: true, force: true }));
   const startNext = () => {
+    if (stopping) return;
     nextProc = forkProcess(path.join(import.meta.dirname, 'next-server.ts'), [], { env: { ...process.env, NEXT_SOCKET: path.join(socketDir!, 'next.sock') } });
     nextProc.on('message', (m) => {
       if (m !== 'ready' || nextReady) return;
@@ -79,6 +80,13 @@ function runPrimary(): void {
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(stopCode);
         return;
       }
+      if (!nextReady) {
+        // It never started (no build, a bad config): another copy would fail the same way.
+        log.error({ code, signal }, "Next's process could not start; stopping");
+        stopCode = 1;
+        stop('SIGTERM');
+        return;
+      }
       log.error({ code, signal }, "Next's process died; starting another");
       setTimeout(startNext, 500);
     });
@@ -86,7 +94,11 @@ function runPrimary(): void {
   if (socketDir) startNext();
   cluster.on('exit', (w, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0 && !nextProc) process.exit(stopCode);
+      if (Object.keys(cluster.workers ?? {}).length > 0) return;
+      // Next's process last: requests still arriving on the web processes' kept-alive connections
+      // while they drain may be for it.
+      if (nextProc) nextProc.kill('SIGTERM');
+      else process.exit(stopCode);
       return;
     }
     if (code === CANNOT_LISTEN) {
@@ -104,9 +116,14 @@ function runPrimary(): void {
     stopping = true;
     log.info({ signal }, 'web server stopping');
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-    nextProc?.kill('SIGTERM');
-    setTimeout(() => process.exit(1), 12_000).unref();
-    if (Object.keys(cluster.workers ?? {}).length === 0 && !nextProc) process.exit(stopCode);
+    setTimeout(() => {
+      nextProc?.kill('SIGKILL');
+      process.exit(1);
+    }, 12_000).unref();
+    if (Object.keys(cluster.workers ?? {}).length === 0) {
+      if (nextProc) nextProc.kill('SIGTERM');
+      else process.exit(stopCode);
+    }
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

@@ -1,29 +1,49 @@
 /**
  * The fallback of a split web server (WEB_PART=split, docs/hot-server.md#the-split-server): every
- * request that is not a hot route is passed, as it came, to the Next process over a unix socket
- * only this host's processes can open, and its answer passed back as it streams. The hot process
- * never loads Next, so Next's AsyncLocalStorage never turns on node's promise hooks there: once
- * one Next request has run in a process, every promise in it pays them (measured ~0.05 → ~0.3 µs
- * per await in node 20), and the room's requests are made of promises.
+ * request that is not a hot route is passed to the Next process over a unix socket only this
+ * host's user can open, and its answer passed back as it streams. The hot process never loads
+ * Next, so Next's AsyncLocalStorage never turns on node's promise hooks there: once one Next
+ * request has run in a process, every promise in it pays them (measured ~0.05 → ~0.3 µs per await
+ * in node 20), and the room's requests are made of promises.
  *
- * The request carries PEER_HEADER as the hot server wrote it (the socket's address, whatever the
- * client sent); Next's process listens on nothing else, so it believes that header.
+ * Next's process believes PEER_HEADER (the client's address, for rate limits and the trusted-proxy
+ * rule), so what reaches it is framed and named here, never by the client: the header is set from
+ * the one the hot server wrote (the socket's address, whatever the client sent), a body goes on
+ * with its length or chunked (a client's own framing is the hop's: without this a body on a GET
+ * went on unframed and Next read it as a second request, headers of the client's choosing), and a
+ * Connection header may not name the headers this relies on.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { log } from '@/lib/log';
 import { writeReply } from '@/lib/hot/node-adapter';
+import { PEER_HEADER } from '@/lib/http/client-ip';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
 
-/** Headers of one connection, not of the request (RFC 9110 §7.6.1): never passed on. */
+/** Headers of one connection, not of the message (RFC 9110 §7.6.1): never passed on. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+/** Headers a Connection header may not take away: the request's framing, its target, who sent it. */
+const KEPT = new Set(['content-length', 'host', PEER_HEADER]);
 
-function passOn(headers: IncomingMessage['headers']): Record<string, string | string[]> {
+function endToEnd(headers: IncomingMessage['headers']): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   // A Connection header may name more headers of the hop.
-  const named = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((s) => s.trim()).filter(Boolean));
+  const named = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((s) => s.trim()).filter((h) => h && !KEPT.has(h)));
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined || HOP_BY_HOP.has(k) || named.has(k)) continue;
     out[k] = v;
+  }
+  return out;
+}
+
+/** The headers Next's process gets: end to end, the peer as the hot server wrote it, the body framed. */
+function upstreamHeaders(req: IncomingMessage): Record<string, string | string[]> {
+  const out = endToEnd(req.headers);
+  out[PEER_HEADER] = String(req.headers[PEER_HEADER] ?? '');
+  // node's parser took the client's chunks apart (and refuses a request with both framings): a
+  // chunked body goes on chunked, one with a length keeps it, none has none.
+  if (req.headers['transfer-encoding'] !== undefined) {
+    delete out['content-length'];
+    out['transfer-encoding'] = 'chunked';
   }
   return out;
 }
@@ -35,6 +55,8 @@ export interface NextUpstream {
   maxFreeSockets?: number;
 }
 
+const BAD_GATEWAY = { status: 502, body: { error: { code: 'BAD_GATEWAY', message: '服务暂不可用，请稍后再试' } } };
+
 /** A fallback that passes each request to Next's process and its answer back (502 JSON when Next cannot be reached). */
 export function proxyToNext(o: NextUpstream): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   // No cap on connections at once, as when Next ran in the web process itself: each is one of the
@@ -42,8 +64,9 @@ export function proxyToNext(o: NextUpstream): (req: IncomingMessage, res: Server
   const agent = new http.Agent({ keepAlive: true, maxFreeSockets: o.maxFreeSockets ?? 256 });
   return (req, res) =>
     new Promise<void>((resolve) => {
-      const upstream = http.request({ socketPath: o.socketPath, agent, method: req.method, path: req.url, headers: passOn(req.headers) }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, passOn(answer.headers));
+      let clientGone = false;
+      const upstream = http.request({ socketPath: o.socketPath, agent, method: req.method, path: req.url, headers: upstreamHeaders(req) }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers));
         answer.pipe(res);
         answer.once('end', resolve);
         answer.once('error', () => {
@@ -52,16 +75,21 @@ export function proxyToNext(o: NextUpstream): (req: IncomingMessage, res: Server
         });
       });
       upstream.once('error', (err) => {
-        if (res.headersSent) res.destroy();
-        else if (!res.writableEnded) {
-          log.error({ err, path: req.url }, 'web server: Next is not answering');
-          writeReply(res, { status: 502, body: { error: { code: 'BAD_GATEWAY', message: '服务暂不可用，请稍后再试' } }, headers: { ...apiSecurityHeaders({ https: false }), 'retry-after': '1' } });
-        }
         resolve();
+        if (clientGone) return; // our own destroy() below: nobody to answer, nothing wrong upstream
+        if (res.headersSent) return void res.destroy();
+        log.error({ err, path: req.url }, 'web server: Next is not answering');
+        writeReply(res, { ...BAD_GATEWAY, headers: { ...apiSecurityHeaders({ https: false }), 'retry-after': '1' } });
       });
-      // The client left before the answer ended: stop Next's work on it too.
       res.once('close', () => {
-        if (!res.writableFinished) upstream.destroy();
+        // The client left before the answer ended, or the answer ended before the request's body
+        // had gone on (an early 413 or 401: the hot server stops reading such a body): either way
+        // this upstream connection is mid-message, never to be reused. Without this it stayed open
+        // until Next's request deadline.
+        if (!res.writableFinished || !req.complete) {
+          clientGone = true;
+          upstream.destroy();
+        }
         resolve();
       });
       req.pipe(upstream);

@@ -19,7 +19,14 @@ let seen: { method?: string; url?: string; headers: IncomingMessage['headers']; 
 let upstreamClosed: Promise<void> = Promise.resolve();
 let markClosed = () => {};
 
+let earlySocketClosed: Promise<void> = Promise.resolve();
 const next = http.createServer((req, res) => {
+  if (req.url === '/early') {
+    // Answers on the headers alone, as a body refused by its declared length is.
+    earlySocketClosed = new Promise<void>((r) => req.socket.once('close', () => r()));
+    res.writeHead(413, { 'content-type': 'application/json' }).end('{"error":"too large"}');
+    return;
+  }
   let body = '';
   req.setEncoding('utf8');
   req.on('data', (c: string) => (body += c));
@@ -82,6 +89,31 @@ describe('the split server passes what is not a hot route to Next', () => {
     expect(r.headers).toMatchObject({ host: 'shop.example', 'x-hmdp-peer': '203.0.113.9', cookie: 's=abc', 'content-type': 'application/json' });
     expect(r.headers['x-hop']).toBeUndefined();
     expect(r.headers['keep-alive']).toBeUndefined();
+  });
+
+  it('a body on a GET goes on framed: Next reads one request, never a second one hidden in it', async () => {
+    seen = [];
+    const hidden = 'GET /smuggled HTTP/1.1\r\nHost: x\r\nX-Hmdp-Peer: 6.6.6.6\r\n\r\n';
+    const chunked = `${hidden.length.toString(16)}\r\n${hidden}\r\n0\r\n\r\n`;
+    await raw(origin, `GET /page HTTP/1.1\r\nHost: shop.example\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}`);
+    const withLength = await raw(origin, `GET /page2 HTTP/1.1\r\nHost: shop.example\r\nConnection: close, content-length, host, x-hmdp-peer\r\nX-Hmdp-Peer: 203.0.113.7\r\nContent-Length: ${hidden.length}\r\n\r\n${hidden}`);
+    expect(withLength).toMatch(/^HTTP\/1\.1 200 /);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen.map((x) => x.url)).toEqual(['/page', '/page2']);
+    expect(seen.map((x) => x.body)).toEqual([hidden, hidden]);
+    expect(seen[0]!.headers['transfer-encoding']).toBe('chunked');
+    // A Connection header cannot take away the length, the host or the peer.
+    expect(seen[1]!.headers).toMatchObject({ 'content-length': String(hidden.length), host: 'shop.example', 'x-hmdp-peer': '203.0.113.7' });
+  });
+
+  it('an answer before the body has gone on closes that upstream connection instead of leaving it mid-request', async () => {
+    const s = net.connect(Number(new URL(origin).port), '127.0.0.1');
+    let got = '';
+    s.on('data', (c: Buffer) => (got += c.toString()));
+    s.write('POST /early HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{"a":');
+    await expect(Promise.race([new Promise((r) => setTimeout(r, 50)).then(() => earlySocketClosed).then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 3000))])).resolves.toBe('closed');
+    expect(got).toMatch(/^HTTP\/1\.1 413 /);
+    s.destroy();
   });
 
   it('the answer comes back as it streams: status, every cookie, the body in pieces', async () => {
