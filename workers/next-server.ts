@@ -3,13 +3,20 @@
  * started and kept by workers/web-server.ts: Next's request handler on the unix socket NEXT_SOCKET
  * (in a directory only this user can enter), reached only through the web processes, which pass
  * it every request that is not a hot route with the client's address in PEER_HEADER. Tells the
- * primary 'ready' once it listens. SIGTERM/SIGINT: stop accepting, finish what is in flight, exit.
+ * primary 'ready' once it listens.
+ *
+ * It stops when the primary lets go of it (the IPC channel closes: the primary stops it last, after
+ * the web processes drained, or the primary died), finishing what is in flight. SIGTERM and SIGINT
+ * are ignored while the primary is there: a Ctrl-C in a terminal, or a service manager signalling
+ * the whole group, reaches this process together with the web processes, and stopping then would
+ * answer 502 to the pages they are still passing on while they drain.
  */
 import http from 'node:http';
-import { rmSync } from 'node:fs';
+import { rmSync, rmdirSync } from 'node:fs';
+import path from 'node:path';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
-import { writeReply } from '@/lib/hot/node-adapter';
+import { deadlineOptions, writeReply } from '@/lib/hot/node-adapter';
 import { errorReply } from '@/lib/http/respond';
 import { nextHandler } from '@/workers/next-handler';
 
@@ -18,10 +25,45 @@ if (!socketPath) {
   console.error('✗ NEXT_SOCKET is not set: this process is started by workers/web-server.ts (WEB_PART=split)');
   process.exit(1);
 }
+
+let server: http.Server | null = null;
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  setTimeout(() => process.exit(1), 10_000).unref();
+  if (!server) process.exit(0); // still loading Next: nothing in flight
+  server.close(() => process.exit(0));
+  server.closeIdleConnections();
+};
+const onSignal = () => {
+  if (!process.connected) stop();
+};
+// Before the (slow) load of Next: a primary gone meanwhile must not leave this process behind.
+process.on('disconnect', stop);
+process.on('SIGTERM', onSignal);
+process.on('SIGINT', onSignal);
+process.on('exit', () => {
+  // The primary removes its directory on its way out; one killed outright cannot. The socket
+  // goes, and its directory if it is the primary's (hmdp-next-*) and empty.
+  rmSync(socketPath, { force: true });
+  const dir = path.dirname(socketPath);
+  if (path.basename(dir).startsWith('hmdp-next-')) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // not empty, or gone already
+    }
+  }
+});
+
 const handle = await nextHandler();
+if (stopping) process.exit(0);
 // A socket file left by a process that died is in the way of listen (EADDRINUSE).
 rmSync(socketPath, { force: true });
-const server = http.createServer((req, res) => {
+// The request deadlines are the front's (a proxy connection left mid-body ends as a client's
+// would), checked as often as the front checks its own.
+server = http.createServer(deadlineOptions(env.WEB_HEADERS_TIMEOUT_MS, env.WEB_REQUEST_TIMEOUT_MS), (req, res) => {
   Promise.resolve(handle(req, res)).catch((err: unknown) => {
     log.error({ err, path: req.url }, "Next's process: request failed outside any handler");
     if (!res.headersSent) writeReply(res, errorReply(err));
@@ -30,21 +72,4 @@ const server = http.createServer((req, res) => {
 });
 // The web processes keep their connections to it alive (lib/hot/proxy.ts): never close them first.
 server.keepAliveTimeout = 0;
-// A request that stops half-way (a proxy connection left mid-body) ends by the same deadlines as
-// at the front.
-if (env.WEB_HEADERS_TIMEOUT_MS > 0) server.headersTimeout = env.WEB_HEADERS_TIMEOUT_MS;
-if (env.WEB_REQUEST_TIMEOUT_MS > 0) server.requestTimeout = env.WEB_REQUEST_TIMEOUT_MS;
 server.listen(socketPath, () => process.send?.('ready'));
-
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  setTimeout(() => process.exit(1), 10_000).unref();
-  server.close(() => process.exit(0));
-  server.closeIdleConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
-// The primary gone (killed outright): nobody can reach this socket any more.
-process.on('disconnect', stop);

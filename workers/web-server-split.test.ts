@@ -5,12 +5,14 @@
  * by the web process. Next's process killed: it is started again and the hot routes never stop.
  * SIGTERM: every process exits and the socket's directory is gone.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { spawnWebServer } from '@/e2e/support/web-server';
+
+const splitEnv = (port: number) => ({ NODE_ENV: 'production', ALLOW_DEV_SMS_IN_PRODUCTION: 'true', PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: '1', WEB_PART: 'split', LOG_LEVEL: 'info' });
 
 async function freePort(): Promise<number> {
   const s = net.createServer();
@@ -51,20 +53,12 @@ describe('the split web server', () => {
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
     const dirsBefore = socketDirs();
-    const web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], {
-      env: { ...process.env, NODE_ENV: 'production', ALLOW_DEV_SMS_IN_PRODUCTION: 'true', PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: '1', WEB_PART: 'split', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let out = '';
-    web.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    web.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => web.once('exit', (code) => r(code)));
+    const { web, output, exited } = spawnWebServer(splitEnv(port));
     try {
-      await until('the ready line', async () => (out.includes('web server ready') ? true : undefined), 90_000).catch((e: Error) => {
-        throw new Error(`${e.message}\n${out.slice(-3000)}`);
+      await until('the ready line', async () => (output().includes('web server ready') ? true : undefined), 90_000).catch((e: Error) => {
+        throw new Error(`${e.message}\n${output().slice(-3000)}`);
       });
-      expect(out).toContain(`web server ready on ${origin} (1 process + Next in its own)`);
+      expect(output()).toContain(`web server ready on ${origin} (1 process + Next in its own)`);
 
       // The processes: the web process (node:cluster) and Next's (workers/next-server.ts).
       const kids = children(web.pid!);
@@ -91,20 +85,65 @@ describe('the split web server', () => {
       process.kill(nextPid!, 'SIGKILL');
       expect((await fetch(`${origin}/api/shops/987654321987/vouchers`)).status).toBe(404);
       await until('pages again', async () => ((await fetch(`${origin}/login`)).status === 200 ? true : undefined));
-      expect(out).toContain("Next's process died; starting another");
+      expect(output()).toContain("Next's process died; starting another");
       const again = children(web.pid!).find((p) => cmdline(p).includes('workers/next-server.ts'));
       expect(again).toBeDefined();
       expect(again).not.toBe(nextPid);
 
       const last = children(web.pid!);
       expect(last).toHaveLength(2);
-      process.kill(web.pid!, 'SIGTERM');
+      // A Ctrl-C reaches the whole group at once (SIGINT to every process). A request the web
+      // process is still reading when it comes (its headers half sent) must still reach Next and
+      // get its answer: Next's process waits until the web processes drained and the primary lets
+      // go of it (it used to stop at the signal, and the request was answered 502).
+      const body = '{"phone":"not-a-phone"}';
+      const slow = net.connect(port, '127.0.0.1');
+      const answered = new Promise<string>((r) => {
+        let got = '';
+        slow.on('data', (c: Buffer) => (got += c.toString()));
+        slow.on('close', () => r(got));
+      });
+      slow.write(`POST /api/user/code HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
+      await new Promise((r) => setTimeout(r, 300));
+      process.kill(-web.pid!, 'SIGINT');
+      await new Promise((r) => setTimeout(r, 700));
+      const alive = (p: number) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
+      expect(alive(again!), "Next's process stopped while a web process was still reading a request").toBe(true);
+      slow.write(`Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+      const reply = await answered;
+      expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+      expect(reply).toContain('"VALIDATION');
       expect(await Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 20_000))])).toBe(0);
       expect(existsSync(dir)).toBe(false);
       // Every child gone with it, Next's process too (its exit was awaited: no orphan left serving the socket).
-      expect(last.filter((p) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z '))).toEqual([]);
+      expect(last.filter(alive)).toEqual([]);
     } finally {
       if (web.exitCode === null) process.kill(-web.pid!, 'SIGKILL');
+    }
+  });
+
+  it('a primary killed outright takes Next and the web process with it, and the socket directory', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const dirsBefore = socketDirs();
+    const { web, output } = spawnWebServer(splitEnv(port));
+    try {
+      await until('the ready line', async () => (output().includes('web server ready') ? true : undefined), 90_000).catch((e: Error) => {
+        throw new Error(`${e.message}\n${output().slice(-3000)}`);
+      });
+      const kids = children(web.pid!);
+      expect(kids).toHaveLength(2);
+      const newDirs = [...socketDirs()].filter((d) => !dirsBefore.has(d));
+      expect(newDirs).toHaveLength(1);
+      process.kill(web.pid!, 'SIGKILL');
+      const alive = (p: number) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
+      await until('every child gone', async () => (kids.some(alive) ? undefined : true), 15_000);
+      expect(existsSync(path.join(tmpdir(), newDirs[0]!))).toBe(false);
+    } finally {
+      try {
+        process.kill(-web.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
     }
   });
 });

@@ -50,6 +50,7 @@ function runPrimary(): void {
   for (let i = 0; i < processes; i++) fork();
   if (env.WEB_METRICS_PORT) void import('@/lib/hot/metrics').then((m) => m.serveClusterMetrics(env.WEB_METRICS_PORT, env.HOST));
   let listening = 0;
+  // Pages can be served once a Next process has listened (always, without one of its own).
   let nextReady = env.WEB_PART !== 'split';
   let announced = false;
   const announce = () => {
@@ -65,31 +66,46 @@ function runPrimary(): void {
   // WEB_PART=split: Next's process, kept like the web processes; its socket in a directory only
   // this user can enter (mkdtemp makes it 0700), removed on the way out.
   let nextProc: ChildProcess | null = null;
+  // A copy that dies before it listens (the build replaced under a running server, a bad config)
+  // is started again later and later: 0.5 s, doubling up to 30 s; once one listens, 0.5 s again.
+  let nextRetryMs = 500;
   process.on('exit', () => socketDir && rmSync(socketDir, { recursive: true, force: true }));
   const startNext = () => {
     if (stopping) return;
-    nextProc = forkProcess(path.join(import.meta.dirname, 'next-server.ts'), [], { env: { ...process.env, NEXT_SOCKET: path.join(socketDir!, 'next.sock') } });
-    nextProc.on('message', (m) => {
-      if (m !== 'ready' || nextReady) return;
+    const proc = forkProcess(path.join(import.meta.dirname, 'next-server.ts'), [], { env: { ...process.env, NEXT_SOCKET: path.join(socketDir!, 'next.sock') } });
+    let listened = false;
+    nextProc = proc;
+    proc.on('message', (m) => {
+      if (m !== 'ready' || listened) return;
+      listened = true;
+      nextRetryMs = 500;
       nextReady = true;
       announce();
     });
-    nextProc.on('exit', (code, signal) => {
-      nextProc = null;
+    proc.on('exit', (code, signal) => {
+      if (nextProc === proc) nextProc = null;
       if (stopping) {
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(stopCode);
         return;
       }
       if (!nextReady) {
-        // It never started (no build, a bad config): another copy would fail the same way.
+        // None ever started (no build, a bad config): another copy would fail the same way.
         log.error({ code, signal }, "Next's process could not start; stopping");
         stopCode = 1;
         stop('SIGTERM');
         return;
       }
-      log.error({ code, signal }, "Next's process died; starting another");
-      setTimeout(startNext, 500);
+      const retryMs = listened ? 500 : nextRetryMs;
+      if (!listened) nextRetryMs = Math.min(nextRetryMs * 2, 30_000);
+      log.error({ code, signal, retryMs }, listened ? "Next's process died; starting another" : "Next's process died before it listened; starting another");
+      setTimeout(startNext, retryMs);
     });
+  };
+  // Next's process ignores SIGTERM and SIGINT while this process is there (a signal to the whole
+  // group must not stop it before the web processes drained): it stops when let go.
+  const stopNext = () => {
+    if (nextProc?.connected) nextProc.disconnect();
+    else nextProc?.kill('SIGTERM');
   };
   if (socketDir) startNext();
   cluster.on('exit', (w, code, signal) => {
@@ -97,7 +113,7 @@ function runPrimary(): void {
       if (Object.keys(cluster.workers ?? {}).length > 0) return;
       // Next's process last: requests still arriving on the web processes' kept-alive connections
       // while they drain may be for it.
-      if (nextProc) nextProc.kill('SIGTERM');
+      if (nextProc) stopNext();
       else process.exit(stopCode);
       return;
     }
@@ -121,7 +137,7 @@ function runPrimary(): void {
       process.exit(1);
     }, 12_000).unref();
     if (Object.keys(cluster.workers ?? {}).length === 0) {
-      if (nextProc) nextProc.kill('SIGTERM');
+      if (nextProc) stopNext();
       else process.exit(stopCode);
     }
   };

@@ -30,3 +30,24 @@ export async function startWebServer(port: number, env: Record<string, string> =
 export function stopWebServer(web: ChildProcess | undefined): void {
   if (web?.pid) process.kill(-web.pid, 'SIGTERM');
 }
+
+export interface WatchedWebServer {
+  web: ChildProcess;
+  /** Everything it printed so far (stdout and stderr). */
+  output: () => string;
+  /** Its exit code, once it exits. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts it with `env` (PORT and HOST included: nothing is assumed) without waiting, in a group of
+ * its own, its output kept: for tests of the server's own life (ready line, stop, restarts).
+ */
+export function spawnWebServer(env: Record<string, string>): WatchedWebServer {
+  const web = spawn(process.execPath, ['--import', 'tsx', 'workers/web-server.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  web.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  web.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((r) => web.once('exit', (code) => r(code)));
+  return { web, output: () => out, exited };
+}

@@ -5,7 +5,7 @@
  * file's own; the answer is written to the socket without building a web Response (a
  * Response + its text cost about twice the Request, docs/hot-server.md#one-definition-per-route).
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { MAX_BODY_BYTES, PREREAD_BODY } from '@/lib/http/parse';
 import type { Reply } from '@/lib/http/respond';
@@ -266,4 +266,18 @@ export function sendReply(res: ServerResponse, reply: Reply): void {
   } catch {
     res.destroy(); // one unwritable reply must not strand the rest of a batch
   }
+}
+
+/**
+ * A node:http server's request deadlines (0: none), and how often node checks them: one interval
+ * per server (default 30 s, set only at creation), a tenth of the shorter deadline so each is kept
+ * within 10 %. Shared by the hot server and Next's process of a split server.
+ */
+export function deadlineOptions(headersTimeout: number, requestTimeout: number): ServerOptions {
+  const options: ServerOptions = {};
+  if (headersTimeout > 0) options.headersTimeout = headersTimeout;
+  if (requestTimeout > 0) options.requestTimeout = requestTimeout;
+  const shortest = Math.min(headersTimeout || 60_000, requestTimeout || 300_000);
+  options.connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(shortest / 10)));
+  return options;
 }

@@ -10,8 +10,8 @@
  * rule), so what reaches it is framed and named here, never by the client: the header is set from
  * the one the hot server wrote (the socket's address, whatever the client sent), a body goes on
  * with its length or chunked (a client's own framing is the hop's: without this a body on a GET
- * went on unframed and Next read it as a second request, headers of the client's choosing), and a
- * Connection header may not name the headers this relies on.
+ * went on unframed and Next read it as a second request, headers of the client's choosing), a
+ * Connection header's list is ignored, and a request without Host goes on without one.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { log } from '@/lib/log';
@@ -19,19 +19,17 @@ import { writeReply } from '@/lib/hot/node-adapter';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
 
-/** Headers of one connection, not of the message (RFC 9110 §7.6.1): never passed on. */
+/**
+ * Headers of one connection, not of the message (RFC 9110 §7.6.1): never passed on. A Connection
+ * header may name more, which a proxy should drop too; here its list is ignored, because everything
+ * it could name (the body's length, the host, the peer, x-forwarded-*) is something Next relies on
+ * and nothing a client needs to take away.
+ */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-/** Headers a Connection header may not take away: the request's framing, its target, who sent it. */
-const KEPT = new Set(['content-length', 'host', PEER_HEADER]);
 
 function endToEnd(headers: IncomingMessage['headers']): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  // A Connection header may name more headers of the hop.
-  const named = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((s) => s.trim()).filter((h) => h && !KEPT.has(h)));
-  for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined || HOP_BY_HOP.has(k) || named.has(k)) continue;
-    out[k] = v;
-  }
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
   return out;
 }
 
@@ -65,7 +63,8 @@ export function proxyToNext(o: NextUpstream): (req: IncomingMessage, res: Server
   return (req, res) =>
     new Promise<void>((resolve) => {
       let clientGone = false;
-      const upstream = http.request({ socketPath: o.socketPath, agent, method: req.method, path: req.url, headers: upstreamHeaders(req) }, (answer) => {
+      // setHost: false: the client's Host or none (HTTP/1.0), never one made up here ('localhost').
+      const upstream = http.request({ socketPath: o.socketPath, agent, method: req.method, path: req.url, headers: upstreamHeaders(req), setHost: false }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers));
         answer.pipe(res);
         answer.once('end', resolve);
@@ -92,6 +91,9 @@ export function proxyToNext(o: NextUpstream): (req: IncomingMessage, res: Server
         }
         resolve();
       });
+      // The headers go now, not with the first byte of the body: a slow uploader's request is then
+      // Next's from its first moment (its header deadline met, never counted idle on a shutdown).
+      upstream.flushHeaders();
       req.pipe(upstream);
     });
 }

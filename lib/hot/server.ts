@@ -28,7 +28,7 @@ import { errorReply } from '@/lib/http/respond';
 import { Refusal, type Admission, type RouteHandler } from '@/lib/http/route';
 import type { Reply } from '@/lib/http/respond';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
-import { closeAfterAnswer, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
+import { closeAfterAnswer, deadlineOptions, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
 import { closeIdleSockets } from '@/lib/hot/idle-sockets';
 import { AdmissionLimit } from '@/lib/hot/admission-limit';
 import { log } from '@/lib/log';
@@ -232,16 +232,11 @@ export function createHotServer(o: HotServerOptions): http.Server {
     if (ticket === TICKET_SHED && o.onShed && res.params) o.onShed(route.name, res.params);
   }
 
-  const headersTimeout = o.headersTimeoutMs ?? env.WEB_HEADERS_TIMEOUT_MS;
-  const requestTimeout = o.requestTimeoutMs ?? env.WEB_REQUEST_TIMEOUT_MS;
   // node builds each response from this class; the types want the base class's generic signature.
-  const options: http.ServerOptions = { ServerResponse: HotResponse as unknown as typeof http.ServerResponse };
-  if (headersTimeout > 0) options.headersTimeout = headersTimeout;
-  if (requestTimeout > 0) options.requestTimeout = requestTimeout;
-  // node checks both deadlines on one interval per server (default 30 s, set only here): a
-  // tenth of the shorter one, so a deadline is kept within 10 %.
-  const shortest = Math.min(headersTimeout || 60_000, requestTimeout || 300_000);
-  options.connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(shortest / 10)));
+  const options: http.ServerOptions = {
+    ServerResponse: HotResponse as unknown as typeof http.ServerResponse,
+    ...deadlineOptions(o.headersTimeoutMs ?? env.WEB_HEADERS_TIMEOUT_MS, o.requestTimeoutMs ?? env.WEB_REQUEST_TIMEOUT_MS),
+  };
 
   const server = http.createServer(options, (req, res) => {
     // Pipelined behind an answer still going out (node queues this response until that one is
