@@ -29,12 +29,12 @@ const schema = z.object({
    */
   WEB_CONCURRENCY: int(1),
   /**
-   * `all`: hot routes + Next in each web process on one port (shape (a), the default); `hot`: the
-   * hot routes only, Next never loaded (shape (b), behind a front); `split`: one port, the hot
-   * routes in the web processes and Next in a process of its own behind them, over a unix socket
-   * (docs/hot-server.md#the-split-server).
+   * `split` (the default): one port, the hot routes in the web processes and Next in one process of
+   * its own behind them, over a unix socket (docs/hot-server.md#the-split-server); `all`: hot routes
+   * + Next in each web process on one port (shape (a)); `hot`: the hot routes only, Next never
+   * loaded (shape (b), behind a front).
    */
-  WEB_PART: z.enum(['all', 'hot', 'split']).default('all'),
+  WEB_PART: z.enum(['all', 'hot', 'split']).default('split'),
   /**
    * Hot-route requests one web process serves at once; above it they are shed with 503 + Retry-After.
    * A request counts once it is complete and its caller passed auth (lib/hot/server.ts).

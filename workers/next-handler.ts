@@ -2,7 +2,8 @@ import { env } from '@/lib/env';
 import type { Fallback } from '@/lib/hot/server';
 
 /**
- * Next's request handler, for everything that is not a hot route (WEB_PART=all, the default).
+ * Next's request handler, for everything that is not a hot route: in Next's own process
+ * (workers/next-server.ts, WEB_PART=split, the default) or in each web process (WEB_PART=all).
  *
  * Under /api/ the API's security headers are set before Next runs: Next answers some API requests
  * itself, with no code of ours in between — 405 to a method the route file does not export, 204 to

@@ -1,13 +1,13 @@
 /**
  * The web server (`npm start`): a node:cluster primary that keeps WEB_CONCURRENCY processes, each
- * one node:http server on HOST:PORT answering the flash-sale hot routes itself (lib/hot) and
- * handing every other request to Next's request handler. SIGTERM/SIGINT: stop accepting, finish
- * what is in flight, close connections, exit. WEB_PART=hot: the hot routes only, Next never loaded
- * (shape (b) of docs/hot-server.md#shape-a-and-shape-b: a front such as nginx sends the rest elsewhere).
- * WEB_PART=split: the same one port, but Next runs in one process of its own (workers/next-server.ts,
- * on a unix socket in a private directory) and the web processes pass it what is not a hot route
- * (lib/hot/proxy.ts), so Next's AsyncLocalStorage never slows the hot routes' promises
- * (docs/hot-server.md#the-split-server).
+ * one node:http server on HOST:PORT answering the flash-sale hot routes itself (lib/hot), and, by
+ * default (WEB_PART=split), one process of Next's own (workers/next-server.ts, on a unix socket in a
+ * private directory) to which the web processes pass every other request (lib/hot/proxy.ts), so
+ * Next's AsyncLocalStorage never slows the hot routes' promises (docs/hot-server.md#the-split-server).
+ * WEB_PART=all: Next's request handler in each web process instead (shape (a)); WEB_PART=hot: the
+ * hot routes only, Next never loaded (shape (b) of docs/hot-server.md#shape-a-and-shape-b: a front
+ * such as nginx sends the rest elsewhere). SIGTERM/SIGINT: stop accepting, finish what is in
+ * flight, close connections, exit; Next's process last.
  */
 import cluster from 'node:cluster';
 import { fork as forkProcess, type ChildProcess } from 'node:child_process';
@@ -15,7 +15,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { env } from '@/lib/env';
+import { AggregatorRegistry } from 'prom-client';
 import { log } from '@/lib/log';
+import { answerMetricsTo } from '@/lib/hot/primary-metrics';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
 const LISTEN_BACKLOG = 4096;
@@ -75,6 +77,8 @@ function runPrimary(): void {
     const proc = forkProcess(path.join(import.meta.dirname, 'next-server.ts'), [], { env: { ...process.env, NEXT_SOCKET: path.join(socketDir!, 'next.sock') } });
     let listened = false;
     nextProc = proc;
+    // The grabs are counted in the web processes; the console's pages, rendered there, ask here.
+    if (clusterMetrics) answerMetricsTo(proc, clusterMetrics);
     proc.on('message', (m) => {
       if (m !== 'ready' || listened) return;
       listened = true;
@@ -107,7 +111,13 @@ function runPrimary(): void {
     if (nextProc?.connected) nextProc.disconnect();
     else nextProc?.kill('SIGTERM');
   };
-  if (socketDir) startNext();
+  // The web processes' metrics summed, for Next's process (lib/hot/primary-metrics.ts).
+  let clusterMetrics: (() => Promise<string>) | null = null;
+  if (socketDir) {
+    const aggregator = new AggregatorRegistry();
+    clusterMetrics = () => aggregator.clusterMetrics();
+    startNext();
+  }
   cluster.on('exit', (w, code, signal) => {
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length > 0) return;
@@ -156,7 +166,8 @@ async function runWorker(): Promise<void> {
     import('@/lib/mq/connection'),
     import('@/lib/seckill/room/auto-open'),
   ]);
-  if (env.WEB_METRICS_PORT) answerClusterMetrics();
+  // The primary sums the processes' metrics for the metrics port and for Next's process of a split server.
+  if (env.WEB_METRICS_PORT || env.WEB_PART === 'split') answerClusterMetrics();
   const fallback =
     env.WEB_PART === 'hot'
       ? (await import('@/workers/hot-only')).hotOnlyFallback

@@ -21,6 +21,7 @@ import { env } from '@/lib/env';
 import { keys } from '@/lib/redis/keys';
 import { redis as defaultRedis } from '@/lib/redis/client';
 import { waitlistNumbers, type WaitlistNumbers } from '@/lib/seckill/waitlist/numbers';
+import { behindSplitPrimary, metricsFromPrimary } from '@/lib/hot/primary-metrics';
 
 export const MAX_SALES = 1000;
 /** A sale not grabbed for this long gives its slot to a new one (only when every slot is taken). */
@@ -163,24 +164,32 @@ for (const m of [grabsMetric, ...gaugeMetrics]) {
 
 /**
  * A sale's grab counts over every web process: from the primary's /metrics (WEB_METRICS_PORT) when
- * there is one, else this process's own (one web process: the same numbers).
+ * there is one; else, in Next's process of a split server (which answers no grab itself), from the
+ * primary over its IPC channel; else this process's own (one web process: the same numbers).
  */
 export async function saleGrabs(voucherId: string, port = env.WEB_METRICS_PORT): Promise<{ accepted: number; refused: number }> {
-  if (!port) return localSaleGrabs(voucherId);
   try {
-    const host = env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
-    const res = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`, { signal: AbortSignal.timeout(1000), cache: 'no-store' });
-    const text = await res.text();
-    const out = { accepted: 0, refused: 0 };
-    const re = new RegExp(`^${GRABS}\\{([^}]*)\\} (\\d+)`, 'gm');
-    for (const m of text.matchAll(re)) {
-      const labels = m[1]!;
-      if (!labels.includes(`voucher="${voucherId}"`)) continue;
-      if (labels.includes('outcome="accepted"')) out.accepted += Number(m[2]);
-      else if (labels.includes('outcome="refused"')) out.refused += Number(m[2]);
+    if (port) {
+      const host = env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
+      const res = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`, { signal: AbortSignal.timeout(1000), cache: 'no-store' });
+      return saleGrabsIn(await res.text(), voucherId);
     }
-    return out;
+    if (behindSplitPrimary()) return saleGrabsIn(await metricsFromPrimary(), voucherId);
   } catch {
-    return localSaleGrabs(voucherId);
+    // the metrics could not be read: this process's own, as without a port
   }
+  return localSaleGrabs(voucherId);
+}
+
+/** A sale's grab counts in Prometheus text (a process's or the cluster's sum). */
+function saleGrabsIn(text: string, voucherId: string): { accepted: number; refused: number } {
+  const out = { accepted: 0, refused: 0 };
+  const re = new RegExp(`^${GRABS}\\{([^}]*)\\} (\\d+)`, 'gm');
+  for (const m of text.matchAll(re)) {
+    const labels = m[1]!;
+    if (!labels.includes(`voucher="${voucherId}"`)) continue;
+    if (labels.includes('outcome="accepted"')) out.accepted += Number(m[2]);
+    else if (labels.includes('outcome="refused"')) out.refused += Number(m[2]);
+  }
+  return out;
 }

@@ -5,6 +5,8 @@
  * /api/bench/constant (no wrapper, no Redis), `next-start` = the same cached GET on plain
  * `next start` (no hot server in front: the "before"). --compare prints cached / next-start.
  * Each variant gets its own fresh server, a warm-up storm, then the measured storm.
+ * --part all|split (the web server's WEB_PART, docs/hot-server.md#the-split-server; default the
+ * product's): with split the cached GET and the constant pass the web process's proxy to Next's own.
  */
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
@@ -28,8 +30,10 @@ export const scenario: Scenario = {
   description: 'cached GET /api/shops/{id} vs a bare constant-JSON route of the same size',
   variants: ['cached', 'constant', 'next-start'],
   async run(h, a, variant) {
+    const part = a.extra.part;
+    if (part !== undefined && !['all', 'split'].includes(part)) throw new Error('--part must be all or split (hot serves no shop detail)');
     const shopId = await prepare();
-    const web = variant === 'next-start' ? await h.startNextStart(h.hooks('bench-routes')) : await h.startWeb(h.hooks('bench-routes'));
+    const web = variant === 'next-start' ? await h.startNextStart(h.hooks('bench-routes')) : await h.startWeb({ ...h.hooks('bench-routes'), ...(part ? { WEB_PART: part } : {}) });
     const detail = await fetch(`${web.url}/api/shops/${shopId}`);
     const bytes = Buffer.byteLength(await detail.text());
     const path = variant === 'constant' ? `/api/bench/constant?bytes=${bytes}` : `/api/shops/${shopId}`;
@@ -47,6 +51,7 @@ export const scenario: Scenario = {
     const line = {
       scenario: 'shop',
       variant,
+      ...(part && variant !== 'next-start' ? { part } : {}),
       path,
       body_bytes: checkBytes,
       requests: s.requests,
@@ -68,7 +73,7 @@ export const scenario: Scenario = {
       p99Ms: s.p99Ms,
       failures,
       summary: [
-        `${variant}: GET ${path} · ${bytes} bytes · ${a.connections} connections · ${round(s.durationS)} s`,
+        `${variant}${part && variant !== 'next-start' ? ` (WEB_PART=${part})` : ''}: GET ${path} · ${bytes} bytes · ${a.connections} connections · ${round(s.durationS)} s`,
         `  ${s.requests} requests · ${line.rps} req/s · latency p50 ${line.p50_ms} ms, p99 ${line.p99_ms} ms${s.errors ? ` · ${s.errors} errors` : ''}`,
       ],
     };
