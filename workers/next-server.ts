@@ -44,8 +44,11 @@ process.on('disconnect', stop);
 process.on('SIGTERM', onSignal);
 process.on('SIGINT', onSignal);
 process.on('exit', () => {
-  // The primary removes its directory on its way out; one killed outright cannot. The socket
-  // goes, and its directory if it is the primary's (hmdp-next-*) and empty.
+  // Only once the primary has let go of it: the primary removes its directory on its way out, one
+  // killed outright cannot, so the socket goes, and its directory if it is the primary's
+  // (hmdp-next-*) and empty. A crash with the primary still there (an uncaught error) leaves both:
+  // the next copy listens at the same path.
+  if (process.connected) return;
   rmSync(socketPath, { force: true });
   const dir = path.dirname(socketPath);
   if (path.basename(dir).startsWith('hmdp-next-')) {
@@ -63,7 +66,9 @@ if (stopping) process.exit(0);
 rmSync(socketPath, { force: true });
 // The request deadlines are the front's (a proxy connection left mid-body ends as a client's
 // would), checked as often as the front checks its own.
-server = http.createServer(deadlineOptions(env.WEB_HEADERS_TIMEOUT_MS, env.WEB_REQUEST_TIMEOUT_MS), (req, res) => {
+// requireHostHeader: false, as at the front: an HTTP/1.0 request without Host (a load balancer's
+// health probe) reaches here as HTTP/1.1, which node would otherwise answer 400 itself.
+server = http.createServer({ ...deadlineOptions(env.WEB_HEADERS_TIMEOUT_MS, env.WEB_REQUEST_TIMEOUT_MS), requireHostHeader: false }, (req, res) => {
   Promise.resolve(handle(req, res)).catch((err: unknown) => {
     log.error({ err, path: req.url }, "Next's process: request failed outside any handler");
     if (!res.headersSent) writeReply(res, errorReply(err));

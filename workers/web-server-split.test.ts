@@ -5,7 +5,7 @@
  * by the web process. Next's process killed: it is started again and the hot routes never stop.
  * SIGTERM: every process exits and the socket's directory is gone.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -122,7 +122,7 @@ describe('the split web server', () => {
     }
   });
 
-  it('a primary killed outright takes Next and the web process with it, and the socket directory', { timeout: 120_000 }, async () => {
+  it("Next's socket directory: made again when gone; a primary killed outright takes Next, the web process and the directory with it", { timeout: 120_000 }, async () => {
     const port = await freePort();
     const dirsBefore = socketDirs();
     const { web, output } = spawnWebServer(splitEnv(port));
@@ -130,20 +130,47 @@ describe('the split web server', () => {
       await until('the ready line', async () => (output().includes('web server ready') ? true : undefined), 90_000).catch((e: Error) => {
         throw new Error(`${e.message}\n${output().slice(-3000)}`);
       });
-      const kids = children(web.pid!);
-      expect(kids).toHaveLength(2);
       const newDirs = [...socketDirs()].filter((d) => !dirsBefore.has(d));
       expect(newDirs).toHaveLength(1);
+      const dir = path.join(tmpdir(), newDirs[0]!);
+      // The directory gone (a cleaner of /tmp) and Next dead: the next copy gets it made again, 0700.
+      const firstNext = children(web.pid!).find((p) => cmdline(p).includes('workers/next-server.ts'))!;
+      rmSync(dir, { recursive: true, force: true });
+      process.kill(firstNext, 'SIGKILL');
+      await until('pages again', async () => ((await fetch(`http://127.0.0.1:${port}/login`)).status === 200 ? true : undefined));
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+
+      const kids = children(web.pid!);
+      expect(kids).toHaveLength(2);
       process.kill(web.pid!, 'SIGKILL');
       const alive = (p: number) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
       await until('every child gone', async () => (kids.some(alive) ? undefined : true), 15_000);
-      expect(existsSync(path.join(tmpdir(), newDirs[0]!))).toBe(false);
+      expect(existsSync(dir)).toBe(false);
     } finally {
       try {
         process.kill(-web.pid!, 'SIGKILL');
       } catch {
         // the group is gone already
       }
+    }
+  });
+
+  it("a socket directory others may enter is never listened in: the server stops, saying why", { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const dirsBefore = socketDirs();
+    const { web, output, exited } = spawnWebServer(splitEnv(port));
+    try {
+      await until('the ready line', async () => (output().includes('web server ready') ? true : undefined), 90_000).catch((e: Error) => {
+        throw new Error(`${e.message}\n${output().slice(-3000)}`);
+      });
+      const dir = path.join(tmpdir(), [...socketDirs()].find((d) => !dirsBefore.has(d))!);
+      chmodSync(dir, 0o755);
+      process.kill(children(web.pid!).find((p) => cmdline(p).includes('workers/next-server.ts'))!, 'SIGKILL');
+      expect(await Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 20_000))]), output().slice(-2000)).toBe(1);
+      expect(output()).toContain("Next's socket directory is open to other users; stopping");
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      if (web.exitCode === null) process.kill(-web.pid!, 'SIGKILL');
     }
   });
 });

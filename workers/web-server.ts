@@ -11,7 +11,7 @@
  */
 import cluster from 'node:cluster';
 import { fork as forkProcess, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { env } from '@/lib/env';
@@ -74,9 +74,21 @@ function runPrimary(): void {
   process.on('exit', () => socketDir && rmSync(socketDir, { recursive: true, force: true }));
   const startNext = () => {
     if (stopping) return;
+    // The directory must still be ours alone: a local user who made one by that name while it was
+    // gone would own the socket every page passes through.
+    const unsafe = socketDirProblem(socketDir!);
+    if (unsafe) {
+      log.error({ dir: socketDir }, `Next's socket directory ${unsafe}; stopping`);
+      stopCode = 1;
+      stop('SIGTERM');
+      return;
+    }
     const proc = forkProcess(path.join(import.meta.dirname, 'next-server.ts'), [], { env: { ...process.env, NEXT_SOCKET: path.join(socketDir!, 'next.sock') } });
     let listened = false;
     nextProc = proc;
+    // A failed fork (EAGAIN, ENOMEM) or a send to a process that just died: logged, never thrown
+    // out of the primary (its 'exit' follows and restarts it).
+    proc.on('error', (err) => log.error({ err }, "Next's process: error"));
     // The grabs are counted in the web processes; the console's pages, rendered there, ask here.
     if (clusterMetrics) answerMetricsTo(proc, clusterMetrics);
     proc.on('message', (m) => {
@@ -135,7 +147,8 @@ function runPrimary(): void {
       return;
     }
     log.error({ pid: w.process.pid, code, signal }, 'web process died; starting another');
-    setTimeout(fork, 500);
+    // Not once stopping: a copy started then would get no SIGTERM and hold the stop (and Next's) until the hard exit.
+    setTimeout(() => stopping || fork(), 500);
   });
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -219,4 +232,22 @@ async function runWorker(): Promise<void> {
   // The primary relays the signal; a Ctrl-C in a terminal reaches every process of the group.
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+}
+
+/**
+ * Why Next's socket directory is not safe to listen in, or null: it is made again if it is gone
+ * (0700, as mkdtemp made it), and must be a directory of this user's that nobody else may enter.
+ */
+function socketDirProblem(dir: string): string | null {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+    return null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return `cannot be made (${(err as Error).message})`;
+  }
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) return 'is not a directory';
+  if (st.uid !== process.getuid?.()) return 'belongs to another user';
+  if ((st.mode & 0o077) !== 0) return 'is open to other users';
+  return null;
 }

@@ -7,6 +7,7 @@
  * port is opened for it.
  */
 import type { ChildProcess } from 'node:child_process';
+import cluster from 'node:cluster';
 
 const ASK = 'hmdp:metrics?';
 const ANSWER = 'hmdp:metrics';
@@ -22,9 +23,9 @@ let nextId = 0;
 const waiting = new Map<number, (a: Answer) => void>();
 let listening = false;
 
-/** True in Next's process of a split server (started by the primary, with its channel open). */
+/** True in Next's process of a split server (started by the primary, with its channel open); never in a web process. */
 export function behindSplitPrimary(): boolean {
-  return Boolean(process.env.NEXT_SOCKET && process.send && process.connected);
+  return Boolean(!cluster.isWorker && process.env.NEXT_SOCKET && process.send && process.connected);
 }
 
 /** In Next's process of a split server: the web processes' metrics summed (Prometheus text); rejects after `timeoutMs`. */
@@ -53,13 +54,30 @@ export function metricsFromPrimary(timeoutMs = 1000): Promise<string> {
   });
 }
 
-/** In the primary: answer `child`'s requests with `source()` (the web processes' metrics summed). */
-export function answerMetricsTo(child: ChildProcess, source: () => Promise<string>): void {
+/**
+ * In the primary: answer `child`'s requests with `source()` (the web processes' metrics summed).
+ * One read at a time, its answer reused for `reuseMs`: every open stock stream of the console asks
+ * once a second, and each read makes every web process serialise its registry.
+ */
+export function answerMetricsTo(child: ChildProcess, source: () => Promise<string>, reuseMs = 1000): void {
+  let last: { at: number; read: Promise<string> } | null = null;
+  const read = () => {
+    if (!last || Date.now() - last.at > reuseMs) {
+      const at = Date.now();
+      const p = source();
+      last = { at, read: p };
+      // A failed read is not reused.
+      p.catch(() => {
+        if (last?.read === p) last = null;
+      });
+    }
+    return last.read;
+  };
   child.on('message', (m: unknown) => {
     const q = m as { type?: string; id?: unknown };
     if (q?.type !== ASK || typeof q.id !== 'number') return;
-    const reply = (a: Omit<Answer, 'type' | 'id'>) => child.connected && child.send({ type: ANSWER, id: q.id, ...a });
-    source().then(
+    const reply = (a: Omit<Answer, 'type' | 'id'>) => child.connected && child.send({ type: ANSWER, id: q.id, ...a }, () => {});
+    read().then(
       (text) => reply({ text }),
       (err: Error) => reply({ error: err.message }),
     );

@@ -42,6 +42,10 @@ function upstreamHeaders(req: IncomingMessage): Record<string, string | string[]
   if (req.headers['transfer-encoding'] !== undefined) {
     delete out['content-length'];
     out['transfer-encoding'] = 'chunked';
+  } else if (out['content-length'] === undefined && req.method !== 'GET' && req.method !== 'HEAD') {
+    // No body: said so. The headers go before the body is known (flushHeaders), and node would
+    // frame a POST, PUT or PATCH without a length as chunked: Next would read a body there.
+    out['content-length'] = '0';
   }
   return out;
 }

@@ -104,6 +104,16 @@ describe('the split server passes what is not a hot route to Next', () => {
     expect(seen[1]!.headers.host).toBeUndefined();
   });
 
+  it('a POST without a body reaches Next with length 0, not chunked; a GET without one with neither', async () => {
+    seen = [];
+    expect(await raw(origin, 'POST /empty HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await raw(origin, 'GET /plain HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(seen.map((x) => [x.url, x.headers['content-length'], x.headers['transfer-encoding']])).toEqual([
+      ['/empty', '0', undefined],
+      ['/plain', undefined, undefined],
+    ]);
+  });
+
   it('the request\'s headers reach Next before its body does', async () => {
     const arrived = new Promise<string | undefined>((r) => next.once('request', (req: IncomingMessage) => r(req.url)));
     const s = net.connect(Number(new URL(origin).port), '127.0.0.1');

@@ -174,12 +174,23 @@ export async function saleGrabs(voucherId: string, port = env.WEB_METRICS_PORT):
       const res = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`, { signal: AbortSignal.timeout(1000), cache: 'no-store' });
       return saleGrabsIn(await res.text(), voucherId);
     }
-    if (behindSplitPrimary()) return saleGrabsIn(await metricsFromPrimary(), voucherId);
+    if (behindSplitPrimary()) {
+      const text = await metricsFromPrimary().then(
+        (t) => (lastFromPrimary = { at: Date.now(), text: t }).text,
+        // A web process busy in a spike, or starting: the last sum read, for a while; this process
+        // (Next's) counts no grab, so its own would be 0.
+        (err: unknown) => (lastFromPrimary && Date.now() - lastFromPrimary.at < 60_000 ? lastFromPrimary.text : Promise.reject(err)),
+      );
+      return saleGrabsIn(text, voucherId);
+    }
   } catch {
     // the metrics could not be read: this process's own, as without a port
   }
   return localSaleGrabs(voucherId);
 }
+
+/** Next's process of a split server: the last sum the primary gave. */
+let lastFromPrimary: { at: number; text: string } | null = null;
 
 /** A sale's grab counts in Prometheus text (a process's or the cluster's sum). */
 function saleGrabsIn(text: string, voucherId: string): { accepted: number; refused: number } {
