@@ -11,13 +11,14 @@
  */
 import cluster from 'node:cluster';
 import { fork as forkProcess, type ChildProcess } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { env } from '@/lib/env';
 import { AggregatorRegistry } from 'prom-client';
 import { log } from '@/lib/log';
 import { answerMetricsTo } from '@/lib/hot/primary-metrics';
+import { SOCKET_DIR_PREFIX, socketDirProblem, sweepStaleSocketDirs } from '@/workers/socket-dir';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
 const LISTEN_BACKLOG = 4096;
@@ -45,7 +46,9 @@ async function refuseUnsafeListen(): Promise<void> {
 function runPrimary(): void {
   let stopping = false;
   let stopCode = 0;
-  const socketDir = env.WEB_PART === 'split' ? mkdtempSync(path.join(tmpdir(), 'hmdp-next-')) : null;
+  const socketDir = env.WEB_PART === 'split' ? mkdtempSync(path.join(tmpdir(), SOCKET_DIR_PREFIX)) : null;
+  // What servers killed outright with their Next (a SIGKILL to the whole group) left behind.
+  if (socketDir) void sweepStaleSocketDirs(tmpdir()).then((gone) => gone.length && log.info({ gone }, "removed Next socket directories nobody listens on"));
   // One Redis write per event-loop turn (lib/redis/write-per-turn.ts) suits the web processes
   // (many concurrent requests), not the order worker.
   const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true', ...(socketDir ? { NEXT_SOCKET: path.join(socketDir, 'next.sock') } : {}) });
@@ -128,7 +131,6 @@ function runPrimary(): void {
   if (socketDir) {
     const aggregator = new AggregatorRegistry();
     clusterMetrics = () => aggregator.clusterMetrics();
-    startNext();
   }
   cluster.on('exit', (w, code, signal) => {
     if (stopping) {
@@ -166,6 +168,8 @@ function runPrimary(): void {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  // Last: starting it may call stop() (an unsafe directory).
+  if (socketDir) startNext();
 }
 
 async function runWorker(): Promise<void> {
@@ -234,20 +238,3 @@ async function runWorker(): Promise<void> {
   process.on('SIGINT', () => void stop());
 }
 
-/**
- * Why Next's socket directory is not safe to listen in, or null: it is made again if it is gone
- * (0700, as mkdtemp made it), and must be a directory of this user's that nobody else may enter.
- */
-function socketDirProblem(dir: string): string | null {
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-    return null;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return `cannot be made (${(err as Error).message})`;
-  }
-  const st = lstatSync(dir);
-  if (!st.isDirectory()) return 'is not a directory';
-  if (st.uid !== process.getuid?.()) return 'belongs to another user';
-  if ((st.mode & 0o077) !== 0) return 'is open to other users';
-  return null;
-}
