@@ -17,10 +17,11 @@ async function child(body: string, source: () => Promise<string>, env: Record<st
   const file = path.join(dir, `child-${Math.random().toString(36).slice(2)}.mts`);
   writeFileSync(file, `import { behindSplitPrimary, metricsFromPrimary } from '${path.resolve('lib/hot/primary-metrics.ts')}';\n${body}\n`);
   const proc = fork(file, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   answerMetricsTo(proc, source, reuseMs);
+  // stderr too, so a child that fails to start shows why in the assertion that reads this.
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   await new Promise((r) => proc.once('exit', r));
   return out.trim();
 }

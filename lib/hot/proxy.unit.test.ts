@@ -20,7 +20,7 @@ let upstreamClosed: Promise<void> = Promise.resolve();
 let markClosed = () => {};
 
 let earlySocketClosed: Promise<void> = Promise.resolve();
-// requireHostHeader: false, to see what arrives; Next's own server (node's default) answers 400 to a request without Host.
+// requireHostHeader: false, as Next's own server (workers/next-server.ts): a request without Host is taken, and seen here as it arrives.
 const next = http.createServer({ requireHostHeader: false }, (req, res) => {
   if (req.url === '/early') {
     // Answers on the headers alone, as a body refused by its declared length is.

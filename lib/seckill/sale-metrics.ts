@@ -162,6 +162,9 @@ for (const m of [grabsMetric, ...gaugeMetrics]) {
   if (!register.getSingleMetric(m.name)) register.registerMetric(m as unknown as Parameters<typeof register.registerMetric>[0]);
 }
 
+/** Next's process of a split server: the last sum the primary gave. */
+let lastFromPrimary: { at: number; text: string } | null = null;
+
 /**
  * A sale's grab counts over every web process: from the primary's /metrics (WEB_METRICS_PORT) when
  * there is one; else, in Next's process of a split server (which answers no grab itself), from the
@@ -189,8 +192,6 @@ export async function saleGrabs(voucherId: string, port = env.WEB_METRICS_PORT):
   return localSaleGrabs(voucherId);
 }
 
-/** Next's process of a split server: the last sum the primary gave. */
-let lastFromPrimary: { at: number; text: string } | null = null;
 
 /** A sale's grab counts in Prometheus text (a process's or the cluster's sum). */
 function saleGrabsIn(text: string, voucherId: string): { accepted: number; refused: number } {
