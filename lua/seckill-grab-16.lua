@@ -41,7 +41,9 @@
   ARGV[4]  attempts per user per second (0 = no limit)   ARGV[5] attempts per IP per second (0 = no limit)
   ARGV[6]  the grab token's '<epoch>.<nonce>' ('' when the grab carries none); the caller verified
            the token's signature, user, sale and expiry without Redis: only whether it was minted by
-           this copy of the sale (the epoch) and its one-time use are decided here
+           this copy of the sale (the epoch) and its one-time use are decided here. Epoch '*': the
+           caller is the room buying on admission, minting and spending in this one call (a signed
+           token never carries it: lib/seckill/room/tokens.ts)
   ARGV[7]  '' a plain grab; 'g' a grab in turn (buying on admission) of place ARGV[8]: it goes now if no
            place ahead is due, else it is parked and run, in place order, by whichever call finds the
            way clear (lib/seckill/room/turns.ts); 'f' no grab: run the parked grabs whose way is clear
@@ -148,15 +150,20 @@ local function grab(user, orderId, nonce)
     if nonce == '' then
       return {11, window[5] or false}
     end
-    -- A token from before a Redis loss: the spent set and the buyers set that would refuse its
-    -- replay are gone with the epoch (the buyers rebuilt from MySQL lack orders still queued).
-    if string.match(nonce, '^[^.]*') ~= (window[6] or '') then
-      return {13}
+    -- '*': a token minted and spent by one call (buying on admission), never handed to anyone: no
+    -- copy of the sale older than this one can have minted it, and nobody holds it to replay.
+    local epoch = string.match(nonce, '^[^.]*')
+    if epoch ~= '*' then
+      -- A token from before a Redis loss: the spent set and the buyers set that would refuse its
+      -- replay are gone with the epoch (the buyers rebuilt from MySQL lack orders still queued).
+      if epoch ~= (window[6] or '') then
+        return {13}
+      end
+      if redis.call('SADD', KEYS[10], nonce) == 0 then
+        return {12}
+      end
+      redis.call('PEXPIREAT', KEYS[10], tonumber(window[2]) + 3600000)
     end
-    if redis.call('SADD', KEYS[10], nonce) == 0 then
-      return {12}
-    end
-    redis.call('PEXPIREAT', KEYS[10], tonumber(window[2]) + 3600000)
   end
   redis.call('DECR', KEYS[2])
   redis.call('SADD', KEYS[3], user)

@@ -16,7 +16,7 @@ const pinned: Record<string, string> = {
   'login-check-code': '8f849ba0808a1182703e8caf18654c818bf68303',
   'seckill-bucket-give': '4ef6ec319b5d16ee76ed640c849a781051956e89',
   'seckill-bucket-take': '5580dd5a89641065d631e6d27f179a9782b96518',
-  'seckill-grab': '0f96e0f048266e3dd1be579dc38720b23448c7f8',
+  'seckill-grab': 'a010f2122d7141d48898cc9edaf9d2276a9b2b03',
   'seckill-epoch': '795dc6585d215b5622ad1740ca9dc6e9ac019335',
   'seckill-gate-pass': 'fb305179f9ef6fb25ef9338ee2bbbcbf54e7ac46',
   'seckill-order-id': '77c7b7ad9dd201b15a72702eaff256fef35f87b3',

@@ -14,7 +14,7 @@ import { keys } from '@/lib/redis/keys';
 import { lookRoomWithSnapshot } from '@/lib/seckill/room/room';
 import { needTicket } from '@/lib/seckill/room/room-memory';
 import { checkSolution } from '@/lib/seckill/room/pow';
-import { issueGrabToken, newEpoch, verifyTicket } from '@/lib/seckill/room/tokens';
+import { issueGrabToken, newEpoch, SPEND_NOW_NONCE, verifyTicket } from '@/lib/seckill/room/tokens';
 import { runScript } from '@/lib/redis/scripts';
 import { homeTag } from '@/lib/seckill/buckets/count';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
@@ -101,11 +101,16 @@ export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: stri
   }
 }
 
-/** The token, then the grab, in turn for a buyer with a place (docs/fair-sale.md#in-turn). */
-async function buy(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, turn?: { place: number; onWait?: () => void }, sending?: () => void): Promise<GrabResult> {
-  const { nonce } = await issueToken(redis, voucherId, userId);
+/**
+ * The grab, in turn for a buyer with a place (docs/fair-sale.md#in-turn), with a token minted and
+ * spent by the grab script itself: epoch `*` (SPEND_NOW_NONCE, lua/seckill-grab-16.lua), which no
+ * signed token can carry. No epoch round trip: a token nobody holds cannot
+ * outlive a Redis loss, and a sale Redis lost is preheated again by the grab (its UNKNOWN answer).
+ */
+function buy(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, turn?: { place: number; onWait?: () => void }, sending?: () => void): Promise<GrabResult> {
+  roomMetrics.tokenIssued();
   sending?.();
-  return grabVoucher(db, redis, { voucherId, userId, ip, nonce, turn });
+  return grabVoucher(db, redis, { voucherId, userId, ip, nonce: SPEND_NOW_NONCE, turn });
 }
 
 async function saleEndMs(redis: RedisClient, voucherId: string): Promise<number> {

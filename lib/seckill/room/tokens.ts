@@ -83,6 +83,14 @@ export function issueGrabToken(voucherId: string, userId: string, ttlMs: number,
   return { token: signed(['g2', voucherId, userId, epoch, random, String(expiresAt)]), voucherId, userId, nonce: `${epoch}.${random}`, expiresAt };
 }
 
+/**
+ * The nonce of a grab made by the room itself, buying on admission (grab-token.ts): epoch `*`, which
+ * the grab script takes as minted by this copy of the sale in that very call, with nothing to record
+ * as spent (nobody holds it to replay). Never in a signed token: grabTokenNonce refuses any epoch but
+ * 16 hex digits (or none).
+ */
+export const SPEND_NOW_NONCE = '*';
+
 /** The `<epoch>.<nonce>` of a grab token that is well signed, this user's, this sale's and not expired; else null. */
 export function grabTokenNonce(value: string, voucherId: string, userId: string, now = Date.now()): string | null {
   const f = open('g2', value);

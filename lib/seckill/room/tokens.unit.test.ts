@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { grabTokenNonce, issueGrabToken, signTicket, verifyTicket } from '@/lib/seckill/room/tokens';
+import { grabTokenNonce, issueGrabToken, signTicket, SPEND_NOW_NONCE, verifyTicket } from '@/lib/seckill/room/tokens';
 
 describe('room tickets and grab tokens', () => {
   const now = 1_800_000_000_000;
@@ -32,5 +32,12 @@ describe('room tickets and grab tokens', () => {
     expect(grabTokenNonce('', '7', '42', now)).toBeNull();
     expect(grabTokenNonce('g1.7.42.x.1.y'.repeat(50), '7', '42', now)).toBeNull();
     expect(issueGrabToken('7', '42', 60_000, now).nonce).not.toBe(g.nonce);
+  });
+
+  it("the room's own spend-now nonce (epoch '*', which the grab script spends without a record) never comes out of a token, even one we signed", () => {
+    // Signed with our own key, as a bug minting one would: the route still refuses its nonce.
+    const g = issueGrabToken('7', '42', 60_000, now, SPEND_NOW_NONCE);
+    expect(g.nonce.startsWith('*.')).toBe(true);
+    expect(grabTokenNonce(g.token, '7', '42', now)).toBeNull();
   });
 });
