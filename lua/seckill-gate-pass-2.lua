@@ -13,16 +13,5 @@
 
   Returns 1 passed before, 2 passed now, 0 not passed (no valid solution, or one already spent)
 ]]
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then
-  return 1
-end
-local ttl = tonumber(ARGV[2])
-if not ttl or ttl <= 0 then
-  return 0
-end
-if not redis.call('SET', KEYS[2], '1', 'PX', ttl, 'NX') then
-  return 0
-end
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-return 2
+--#include gate-pass.lua
+return passGate(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]))

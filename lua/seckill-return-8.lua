@@ -18,7 +18,7 @@
   KEYS[3]  seckill:{tag}:returned   set of order ids already given back
   KEYS[4]  seckill:{tag}:forfeit    set of user ids who gave a unit back
   KEYS[5]  seckill:{tag}:meta       hash: end (ms), back (units given back to the open stock: the
-                                     waiting room's hold cap counts them, lua/seckill-room-look-5.lua)
+                                     waiting room's hold cap counts them, lua/seckill-room-look-10.lua)
   KEYS[6]  seckill:{tag}:waitlist   sorted set userId -> place (room place, or a late offset + join sequence; docs/fair-sale.md#a-room-sales-waitlist), served lowest first
   KEYS[7]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms, Redis clock)
   KEYS[8]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired

@@ -12,47 +12,11 @@
 
   Returns 1 kept, 0 not (unknown sale, had its turn, a running moment, or full)
 ]]
+--#include turn-keep.lua
 local endMs = tonumber(redis.call('HGET', KEYS[1], 'end'))
 if not endMs then
   return 0
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local max = tonumber(ARGV[5])
-local FORGET_MS = 60000
-
-if ARGV[1] == '' then
-  -- Full: first let go of those who stopped looking a minute ago (their score: when to forget them).
-  if redis.call('ZCARD', KEYS[4]) >= max then
-    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-  end
-  if redis.call('ZCARD', KEYS[4]) >= max and not redis.call('ZSCORE', KEYS[4], ARGV[2]) then
-    return 0
-  end
-  redis.call('ZADD', KEYS[4], now + FORGET_MS, ARGV[2])
-  redis.call('PEXPIREAT', KEYS[4], endMs + 3600000)
-  return 1
-end
-
-local place = ARGV[1]
-local v = redis.call('HGET', KEYS[3], place)
-if v then
-  -- Had its turn (0), or its moment runs or ran (> 0): as it is.
-  if tonumber(v) >= 0 then
-    return 0
-  end
-elseif redis.call('ZCARD', KEYS[2]) >= max then
-  return 0
-end
--- Admitted, or a place the moments already started past: its moment starts now. Else it waits,
--- forgotten a minute after this look unless it looks again.
-local ms = tonumber(redis.call('HGET', KEYS[3], 'ms')) or 0
-if ARGV[3] == '1' or tonumber(place) <= ms then
-  redis.call('HSET', KEYS[3], place, now + tonumber(ARGV[4]))
-else
-  redis.call('HSET', KEYS[3], place, -(now + FORGET_MS))
-end
-redis.call('ZADD', KEYS[2], place, place)
-redis.call('PEXPIREAT', KEYS[2], endMs + 3600000)
-redis.call('PEXPIREAT', KEYS[3], endMs + 3600000)
-return 1
+return keepTurn(KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), endMs, now)

@@ -2,6 +2,10 @@
  * Lua loader. Every lua/<name>-<numberOfKeys>.lua becomes an ioredis command named after the file
  * (camelCased name), sent with EVALSHA and falling back to EVAL when the server lacks the script.
  * Call them through `runScript` so a typo is a type error, not a runtime "undefined is not a function".
+ *
+ * A line `--#include <file>.lua` is replaced by lua/include/<file>.lua: logic that two scripts run
+ * (a turn kept, the bot gate passed) lives once, as a local function, while each script stays one
+ * round trip. The SHA1 is the expanded script's: what Redis runs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,7 +30,7 @@ export function loadScripts(): Map<string, ScriptDef> {
     const m = /^([a-z0-9-]+)-(\d+)\.lua$/.exec(file);
     if (!m) throw new Error(`lua/${file}: name must be <name>-<numberOfKeys>.lua`);
     const name = m[1]!;
-    const lua = readFileSync(path.join(process.cwd(), 'lua', file), 'utf8');
+    const lua = withIncludes(file, readFileSync(path.join(process.cwd(), 'lua', file), 'utf8'));
     if (!lua.trimStart().startsWith('--[[')) throw new Error(`lua/${file}: must open with a --[[ header ]] block`);
     out.set(name, {
       name,
@@ -38,6 +42,17 @@ export function loadScripts(): Map<string, ScriptDef> {
   }
   cache = out;
   return out;
+}
+
+const INCLUDE = /^--#include (\S*)$/gm;
+
+function withIncludes(file: string, lua: string): string {
+  return lua.replace(INCLUDE, (_, name: string) => {
+    if (!/^[a-z0-9-]+\.lua$/.test(name)) throw new Error(`lua/${file}: --#include takes a file of lua/include/, not "${name}"`);
+    const part = readFileSync(path.join(process.cwd(), 'lua', 'include', name), 'utf8');
+    if (/^--#include /m.test(part)) throw new Error(`lua/include/${name}: an included file includes nothing itself`);
+    return part.trimEnd();
+  });
 }
 
 export function defineScripts(client: RedisClient): void {

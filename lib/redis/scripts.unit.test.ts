@@ -18,18 +18,18 @@ const pinned: Record<string, string> = {
   'seckill-bucket-take': '5580dd5a89641065d631e6d27f179a9782b96518',
   'seckill-grab': 'a010f2122d7141d48898cc9edaf9d2276a9b2b03',
   'seckill-epoch': '795dc6585d215b5622ad1740ca9dc6e9ac019335',
-  'seckill-gate-pass': 'fb305179f9ef6fb25ef9338ee2bbbcbf54e7ac46',
+  'seckill-gate-pass': '81224ed333177d0120d60e3cd134293a69ad792b',
   'seckill-order-id': '77c7b7ad9dd201b15a72702eaff256fef35f87b3',
   'seckill-preheat': '8d0fcd256f3909f3d73720e47fc2959eefbd3427',
-  'seckill-room-look': 'dc76d362d1dc68a87184f50d8c097b9d2bb2ee55',
+  'seckill-room-look': 'e79dca7d64da5fba330d6780db973bd74ce89e87',
   'seckill-room-open': 'cc74ff9dfc1b994807700038ec008e22f2d72058',
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
-  'seckill-return': 'cd64498d7aa25eed423d503294a17aef55ce880e',
+  'seckill-return': '5fde9ff0f9af7c8d9ed1d1812eca8e78e16a41f0',
   'seckill-offer-claim': 'c91ea6fb5e9b74397d9e599afdf36113672285d5',
   'seckill-offer-expire': '2a0ca3832d548d60453336d4283315c244a86a86',
   'seckill-waitlist-join': '7566c6fb21c2a102577815952dd39a3b5b52e25f',
-  'seckill-turn-keep': '2fc007eb816dc3ce310956a33cc833a4038b2956',
+  'seckill-turn-keep': '9aeca240fe5abab1c41eb513570a2585c9c53123',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
   'session-touch': '60db9c5b5159a996735be5ba843c3427c934e100',
   'voucher-shift-stock': '7e266f2c32fc9d976dcc03a4a07599e7c8f5d71e',
@@ -46,6 +46,13 @@ describe('lua/ scripts', () => {
 
   it('every script is pinned and no pin is stale', () => {
     expect([...scripts.keys()].sort()).toEqual(Object.keys(pinned).sort());
+  });
+
+  it('a script that includes a part of lua/include/ is sent with the part in it, and nothing left to include', () => {
+    for (const s of scripts.values()) expect(s.lua, s.name).not.toMatch(/^--#include/m);
+    expect(scripts.get('seckill-turn-keep')?.lua).toMatch(/^local function keepTurn\(/m);
+    expect(scripts.get('seckill-room-look')?.lua).toMatch(/^local function keepTurn\(/m);
+    expect(scripts.get('seckill-room-look')?.lua).toMatch(/^local function passGate\(/m);
   });
 
   it.each(Object.entries(pinned))('%s has the pinned SHA1', (name, sha) => {

@@ -18,9 +18,11 @@ import { openRefusalMemory, type RefusalMemoryHandle } from '@/lib/seckill/refus
 import { createTestUsers, createTestVoucher, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { readSeckillState } from '@/lib/seckill/state';
 import { createGatedVoucher, startSaleNow } from '@/e2e/support/fixtures/reservation';
-import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { issueGrabToken } from '@/lib/seckill/room/tokens';
-import { monitorRedis } from '@/e2e/support/redis-monitor';
+import { scriptCalls, seen, type Seen } from '@/e2e/support/slot-trips';
+import { loadScripts } from '@/lib/redis/scripts';
+import { keys } from '@/lib/redis/keys';
+import { createRoomVoucher, solvedPayload } from '@/e2e/support/fixtures/room';
 
 const suite = orderWorkerSuite({ options: { ...routeTestWorker, sweepIntervalMs: 3_600_000 } });
 let handle: RefusalMemoryHandle;
@@ -33,44 +35,9 @@ beforeAll(async () => {
 
 afterAll(suite.end);
 
-interface Seen {
-  /** Commands clients sent naming the voucher's keys (round trips in its slot). */
-  trips: string[][];
-  /** Commands the scripts ran on the voucher's keys. */
-  inside: string[][];
-  /** Every command any client sent to this test's database, whatever it names (sessions, limits…). */
-  all: string[][];
-}
-
-/** What Redis saw of this voucher (in this test's database) while `work` ran. */
-async function seen(voucherId: string, work: () => Promise<unknown>): Promise<Seen> {
-  const out: Seen = { trips: [], inside: [], all: [] };
-  // MONITOR lines come in the server's order, but late on a busy server: after the work, a command
-  // naming a marker key; once that line is seen, every line of the work has been.
-  const marker = `seckill:{${voucherId}}:monitor-marker`;
-  let markerSeen = false;
-  // Only this test's database (REDIS_URL's), on a raw socket of its own (e2e/support/redis-monitor.ts).
-  const monitor = await monitorRedis(({ source, args }) => {
-    if (args.includes(marker)) markerSeen = true;
-    else if (!markerSeen && source !== 'lua') out.all.push(args);
-    if (!args.some((a) => a.includes(`{${voucherId}}`)) || markerSeen) return;
-    else (source === 'lua' ? out.inside : out.trips).push(args);
-  });
-  try {
-    await work();
-    await redis.exists(marker);
-    await waitFor('the MONITOR lines of the work', async () => markerSeen, 10_000, 10);
-    return out;
-  } finally {
-    monitor.stop();
-  }
-}
-
 let ip = 0;
 const grab = (u: TestUser, voucherId: string) =>
   callRoute(grabRoute, { method: 'POST', token: u.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.78.${(++ip >> 8) & 255}.${ip & 255}` } });
-/** The grab script as one command: EVAL the first time this connection runs it, EVALSHA after. */
-const scriptCalls = (s: Seen) => s.trips.filter((c) => /^eval(sha)?$/i.test(c[0]!));
 const touchesGateSets = (c: string[]) => c.some((a) => /:(reserved|winners)$/.test(a));
 
 describe('the gate in the grab', () => {
@@ -165,5 +132,38 @@ describe('the token in the grab of a room sale', () => {
     const s = await seen(voucherId, async () => expect((await grabWith(u!, voucherId, token)).status).toBe(200));
     expect(scriptCalls(s)).toHaveLength(1);
     expect(s.inside.filter((c) => c.some((a) => a.endsWith(':spent'))).map((c) => c[0]!.toLowerCase())).toEqual(['sadd', 'pexpireat']);
+  });
+});
+
+// docs/fair-sale.md#buying-on-admission: what a buyer of a room sale costs Redis, request by request.
+describe('a room buyer admitted at once', () => {
+  const byName = new Map([...loadScripts().values()].flatMap((d) => [[d.sha1, d.name] as const, [d.lua, d.name] as const]));
+  const scriptNames = (s: Seen) => scriptCalls(s).map((c) => byName.get(c[1]!) ?? c[1]);
+
+  it('asking to buy is one round trip in the slot (the look keeps the turn and reads the gate); buying with the solution two (the look spends it, then the grab)', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 5 });
+    const [first, u] = await createTestUsers(db, redis, 2);
+    // The first join of a sale teaches this process its bucket count: turns are kept in one bucket only.
+    expect((await callRoute(joinRoute, { method: 'POST', token: first!.token, params: { voucherId } })).status).toBe(200);
+    let asked: Awaited<ReturnType<typeof callRoute>> | undefined;
+    const ask = await seen(voucherId, async () => (asked = await callRoute(joinRoute, { method: 'POST', token: u!.token, params: { voucherId }, body: { buy: true } })));
+    expect(asked!.json.data).toMatchObject({ state: 'admitted' });
+    expect(asked!.json.data.challenge).toBeDefined();
+    expect(ask.trips.map((c) => c[0]!.toLowerCase())).toEqual(['evalsha']);
+    expect(scriptNames(ask)).toEqual(['seckill-room-look']);
+    // Inside it: the turn kept as admitted (its moment runs), the passed set read.
+    expect(ask.inside.some((c) => /^zadd$/i.test(c[0]!) && c[1] === keys.turnDue(voucherId))).toBe(true);
+    expect(ask.inside.some((c) => /^sismember$/i.test(c[0]!) && c[1] === keys.roomPassed(voucherId))).toBe(true);
+    const altcha = await solvedPayload(asked!.json.data.challenge);
+    let bought: Awaited<ReturnType<typeof callRoute>> | undefined;
+    const buy = await seen(voucherId, async () => (bought = await callRoute(joinRoute, { method: 'POST', token: u!.token, params: { voucherId }, body: { altcha, buy: true } })));
+    expect(bought!.json.data.purchase).toMatchObject({ status: 'pending' });
+    // The solution spent inside the look (its one-time mark, the passed set); the grab's nonce needs no epoch read.
+    expect(scriptNames(buy)).toEqual(['seckill-room-look', 'seckill-grab']);
+    expect(buy.inside.some((c) => /^set$/i.test(c[0]!) && c[1]!.startsWith(`seckill:{${voucherId}}:room:pow:`))).toBe(true);
+    expect(buy.inside.some((c) => /^sadd$/i.test(c[0]!) && c[1] === keys.roomPassed(voucherId))).toBe(true);
+    expect(buy.inside.filter((c) => c.some((a) => a.endsWith(':spent')))).toEqual([]);
+    // Nothing else in the slot but the order's own bookkeeping after its confirm.
+    expect(buy.trips.filter((c) => !/^eval(sha)?$/i.test(c[0]!) && !c.includes(keys.seckillPending(voucherId)))).toEqual([]);
   });
 });

@@ -49,7 +49,7 @@ export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string
  * here without Redis; the set, the one-time mark and the pass are one script (one round trip).
  */
 export async function passGate(redis: RedisClient, voucherId: string, userId: string, altcha: string | undefined, end?: number): Promise<void> {
-  const solution = altcha === undefined ? null : checkSolution(altcha, voucherId, userId);
+  const solution = gateSolution(altcha, voucherId, userId);
   const until = end ?? (await saleEndMs(redis, voucherId));
   const r = await runScript<number>(
     redis,
@@ -57,6 +57,18 @@ export async function passGate(redis: RedisClient, voucherId: string, userId: st
     [keys.roomPassed(voucherId), keys.roomPowSpent(voucherId, solution?.challenge ?? '-')],
     [userId, solution?.ttlMs ?? 0, until + 3_600_000],
   );
+  gateAnswered(r);
+}
+
+/** A solution checked without Redis, as the gate script spends it (a wrong one: ttl 0, only a pass from before counts); undefined when none was sent. */
+export function gateSolution(altcha: string | undefined, voucherId: string, userId: string): { challenge: string; ttlMs: number } | undefined {
+  if (altcha === undefined) return undefined;
+  const s = checkSolution(altcha, voucherId, userId);
+  return { challenge: s?.challenge ?? '-', ttlMs: s?.ttlMs ?? 0 };
+}
+
+/** The gate script's answer (lua/include/gate-pass.lua), counted; POW_FAILED unless passed. */
+export function gateAnswered(r: number): void {
   if (r === PASSED_BEFORE) return;
   roomMetrics.challenge(r === PASSED_NOW);
   if (r !== PASSED_NOW) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
@@ -78,19 +90,21 @@ async function issueToken(redis: RedisClient, voucherId: string, userId: string)
 
 /**
  * Buying on admission (docs/fair-sale.md#buying-on-admission): the grab of an admitted visitor who
- * asked for it (`buy`) and has passed the gate (`passed`: this request did; else the passed set
- * says), made by the look that learned of the admission, with a token minted for it here. Null when
- * the gate is not passed: the look answers `admitted` with the challenge, as without `buy`. The
- * grab goes in turn (turns.ts): while a place ahead is due it is parked in Redis and run, in place
- * order, by the call that clears its way, so the grabs of every web process win in place order.
- * `onWait`: called when the grab waits for its turn (the caller lets go of its in-flight slot).
+ * asked for it (`buy`) and has passed the gate, made by the look that learned of the admission,
+ * with a token minted and spent by the grab. `passed`: true when this request passed the gate or
+ * its look found it passed, false when that look (in this same turn) found it not, null to ask the
+ * passed set. Null when the gate is not passed: the look answers `admitted` with the challenge, as
+ * without `buy`. The grab goes in turn (turns.ts): while a place ahead is due it is parked in Redis
+ * and run, in place order, by the call that clears its way, so the grabs of every web process win
+ * in place order. `kept`: this request's look already kept the turn as admitted. `onWait`: called
+ * when the grab waits for its turn (the caller lets go of its in-flight slot).
  */
-export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, passed: boolean, place: number | null, onWait?: () => void): Promise<GrabResult | null> {
+export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, passed: boolean | null, place: number | null, onWait?: () => void, kept = false): Promise<GrabResult | null> {
   // The turn is kept before the first round trip, so it reaches Redis before any grab sent after
   // this answer, in this process or another (a buyer still to solve the gate keeps it too: the
   // places behind wait a moment for their grab).
-  if (place !== null) void keepTurn(redis, voucherId, place, userId, true);
-  if (!passed && (await redis.sismember(keys.roomPassed(voucherId), userId)) !== 1) return null;
+  if (place !== null && !kept) void keepTurn(redis, voucherId, place, userId, true);
+  if (passed === false || (passed === null && (await redis.sismember(keys.roomPassed(voucherId), userId)) !== 1)) return null;
   if (place === null) return buy(db, redis, voucherId, userId, ip);
   let sent = false;
   try {

@@ -20,6 +20,7 @@ import { BoundedMemory } from '@/lib/bounded-memory';
 import type { Challenge } from 'altcha-lib/types';
 import { signTicket } from '@/lib/seckill/room/tokens';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
+import { MAX_DUE } from '@/lib/seckill/room/turns';
 
 export type RoomState = 'none' | 'waiting' | 'admitted' | 'soldout';
 
@@ -68,16 +69,50 @@ export function admissionRate(): number {
   return env.ROOM_ADMIT_MAX_PER_SECOND > 0 ? Math.min(rate, env.ROOM_ADMIT_MAX_PER_SECOND) : rate;
 }
 
-type LookReply = [number, (number | null)?, number?, number?, number?, number?, number?, number?, number?, number?];
+type LookReply = [number, (number | null)?, number?, number?, number?, number?, number?, number?, number?, number?, number?, number?, number?];
 
 const notRoom = () => new AppError('NOT_FOUND', '该秒杀无需排队');
 
-function runLook(redis: RedisClient, voucherId: string, userId: string, join: boolean, rate: number): Promise<LookReply> {
+/**
+ * What a buyer's look asks of Redis besides the look, in the same round trip
+ * (lua/seckill-room-look-10.lua): keep their turn and say whether they are through the gate
+ * (`buy`), spend a gate solution the caller has checked (`gate`).
+ */
+export interface LookAsk {
+  /** Asking to buy on admission: keep the turn (with `turns`) and tell whether the gate is passed. */
+  buy: boolean;
+  /** The sale's grabs go in turn (turns.ts inTurns, known without Redis): keep this buyer's turn. */
+  turns: boolean;
+  /** A solution to spend: its challenge and how long its spent mark lives (0: it did not check out). */
+  gate?: { challenge: string; ttlMs: number };
+}
+
+/** What Redis did for a LookAsk: the gate's answer (-1: no solution spent), whether through the gate (-1: not asked), whether the turn was kept. */
+export interface LookDone {
+  gate: number;
+  passed: number;
+  kept: boolean;
+}
+
+const NOTHING_DONE: LookDone = { gate: -1, passed: -1, kept: false };
+
+function runLook(redis: RedisClient, voucherId: string, userId: string, join: boolean, rate: number, ask: LookAsk | undefined): Promise<LookReply> {
   return runScript<LookReply>(
     redis,
     'seckill-room-look',
-    [keys.seckillMeta(voucherId), keys.roomQueue(voucherId), keys.roomState(voucherId), keys.seckillStock(voucherId), keys.seckillBuyers(voucherId)],
-    [userId, join ? '1' : '', env.ROOM_MAX_TICKETS, rate, env.ROOM_HOLD_MS],
+    [
+      keys.seckillMeta(voucherId),
+      keys.roomQueue(voucherId),
+      keys.roomState(voucherId),
+      keys.seckillStock(voucherId),
+      keys.seckillBuyers(voucherId),
+      keys.turnDue(voucherId),
+      keys.turn(voucherId),
+      keys.turnEarly(voucherId),
+      keys.roomPassed(voucherId),
+      keys.roomPowSpent(voucherId, ask?.gate?.challenge ?? '-'),
+    ],
+    [userId, join ? '1' : '', env.ROOM_MAX_TICKETS, rate, env.ROOM_HOLD_MS, ask?.buy ? '1' : '', ask?.turns ? env.ROOM_TURN_MS : 0, MAX_DUE, ask?.gate ? ask.gate.ttlMs : ''],
   );
 }
 
@@ -109,15 +144,15 @@ const lastSnapshots = new BoundedMemory<RoomSnapshot>(60_000, 10_000);
  * ticket). An empty `userId` looks at the room alone (the long poll's watcher, park.ts). Shuffles
  * the pre-start tickets first when the sale has just started; refusals as AppErrors.
  */
-export async function lookUp(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<{ position: number | null; snap: RoomSnapshot }> {
+export async function lookUp(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean, ask?: LookAsk): Promise<{ position: number | null; snap: RoomSnapshot; done: LookDone }> {
   const rate = admissionRate();
   const refusals = refusalMemoryOf(redis);
   const mark = refusals?.mark() ?? 0;
-  let r = await runLook(redis, voucherId, userId, join, rate);
-  if (r[0] === 1 && (await preheatIfOnSale(db, redis, voucherId))) r = await runLook(redis, voucherId, userId, join, rate);
+  let r = await runLook(redis, voucherId, userId, join, rate, ask);
+  if (r[0] === 1 && (await preheatIfOnSale(db, redis, voucherId))) r = await runLook(redis, voucherId, userId, join, rate, ask);
   if (r[0] === 5) {
     await shuffleOnce(redis, voucherId);
-    r = await runLook(redis, voucherId, userId, join, rate);
+    r = await runLook(redis, voucherId, userId, join, rate, ask);
   }
   switch (r[0]) {
     case 0:
@@ -133,7 +168,7 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
     default:
       throw new AppError('SERVICE_UNAVAILABLE', '正在开场排序，请稍后再试', { retryAfter: 1 });
   }
-  const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now(), held = 0] = r;
+  const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now(), held = 0, gate = -1, passed = -1, kept = 0] = r;
   roomMetrics.observe(voucherId, issued, served, end);
   if (join && pos === issued && issued > 0) roomMetrics.joined();
   const snap = { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate, allHeld: held === 1 };
@@ -141,7 +176,7 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
   // No stock left: what the grab script would answer, so the grab route and the next looks here
   // hear it from memory (a returned unit or an add-stock invalidates it, as for the grab's own).
   if (stock <= 0) refusals?.record(voucherId, 'SOLD_OUT', mark, end);
-  return { position: typeof pos === 'number' ? pos : null, snap };
+  return { position: typeof pos === 'number' ? pos : null, snap, done: ask ? { gate, passed, kept: kept === 1 } : NOTHING_DONE };
 }
 
 /**
@@ -189,11 +224,11 @@ function view(state: RoomState, position: number | null, ahead: number | null, e
  * A look at the room (and a join when `join`): where this user stands now, with the snapshot it was
  * read from (none when the answer came from memory: sold out).
  */
-export async function lookRoomWithSnapshot(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean): Promise<{ view: RoomView; snap: RoomSnapshot | null }> {
+export async function lookRoomWithSnapshot(db: DB, redis: RedisClient, voucherId: string, userId: string, join: boolean, ask?: LookAsk): Promise<{ view: RoomView; snap: RoomSnapshot | null; done: LookDone }> {
   const known = soldOutFromMemory(redis, voucherId);
-  if (known) return { view: known, snap: null };
-  const { position, snap } = await lookUp(db, redis, voucherId, userId, join);
-  return { view: viewOf(voucherId, userId, position, snap, soldOutAt(redis, voucherId, snap)), snap };
+  if (known) return { view: known, snap: null, done: NOTHING_DONE };
+  const { position, snap, done } = await lookUp(db, redis, voucherId, userId, join, ask);
+  return { view: viewOf(voucherId, userId, position, snap, soldOutAt(redis, voucherId, snap)), snap, done };
 }
 
 /** A look at the room (and a join when `join`): where this user stands now. */

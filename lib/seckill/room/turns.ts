@@ -49,9 +49,14 @@ const RAN = 17;
 
 /** Turns apply with ROOM_TURN_MS > 0 to a sale in one bucket (its grabs in the room's slot). Synchronous when the count is known. */
 function inTurns(redis: RedisClient, voucherId: string): boolean | Promise<boolean> {
+  return inTurnsKnown(voucherId) ?? bucketCount(redis, voucherId).then((c) => c === 1);
+}
+
+/** Whether the sale's grabs go in turn when that is known without Redis (null: ask inTurns). */
+export function inTurnsKnown(voucherId: string): boolean | null {
   if (env.ROOM_TURN_MS <= 0) return false;
   const n = knownBucketCount(voucherId);
-  return n !== null ? n === 1 : bucketCount(redis, voucherId).then((c) => c === 1);
+  return n === null ? null : n === 1;
 }
 
 /** Calls `send` now when the sale's bucket count is known (so it goes out before the caller's next command), else after reading it. */

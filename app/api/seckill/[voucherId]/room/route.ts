@@ -7,8 +7,8 @@ import { consume } from '@/lib/rate-limit';
 import { lookRoomWithSnapshot, soldOutFromMemory } from '@/lib/seckill/room/room';
 import { park } from '@/lib/seckill/room/park';
 import { withChallenge } from '@/lib/seckill/room/challenge';
-import { buyOnAdmission, passGate } from '@/lib/seckill/room/grab-token';
-import { keepTurn } from '@/lib/seckill/room/turns';
+import { buyOnAdmission, gateAnswered, gateSolution, passGate } from '@/lib/seckill/room/grab-token';
+import { inTurnsKnown, keepTurn } from '@/lib/seckill/room/turns';
 import type { RoomView } from '@/lib/seckill/room/room';
 
 const lookQuery = z.object({
@@ -45,15 +45,22 @@ interface Ask {
  * otherwise the view, with the gate's challenge when admitted (and, on a join, while waiting).
  */
 async function lookAndAnswer(voucherId: string, userId: string, ip: string, admission: Admission | undefined, ask: Ask): Promise<RoomView> {
-  const { view, snap } = await lookRoomWithSnapshot(db, redis, voucherId, userId, ask.join);
+  // The look, the gate's solution spent and the buyer's turn kept, in one round trip (the solution
+  // is checked here first, without Redis). Turns whose use is not known yet here are kept below.
+  const turns = ask.buy ? inTurnsKnown(voucherId) : false;
+  const gate = gateSolution(ask.altcha, voucherId, userId);
+  const { view, snap, done } = await lookRoomWithSnapshot(db, redis, voucherId, userId, ask.join, { buy: ask.buy, turns: turns === true, gate });
   const passing = ask.altcha !== undefined && view.state !== 'soldout';
-  if (passing) await passGate(redis, voucherId, userId, ask.altcha, snap?.end);
+  if (passing) {
+    if (done.gate >= 0) gateAnswered(done.gate);
+    else await passGate(redis, voucherId, userId, ask.altcha, snap?.end);
+  }
   let seen = view;
   // Waiting and asking to buy: the turn is kept before the wait, so the place is due in Redis before
   // the counter can reach it and a later place's grab, on any web process, waits for it. After the
   // start the place is final (its moment starts once a later place's grab is weighed); before it,
-  // kept by user until the shuffle.
-  if (ask.buy && view.state === 'waiting' && (view.position !== null || !view.shuffled)) {
+  // kept by user until the shuffle. The look kept it when it could.
+  if (ask.buy && view.state === 'waiting' && !done.kept && (view.position !== null || !view.shuffled)) {
     await keepTurn(redis, voucherId, view.shuffled ? view.position : null, userId, false);
   }
   if (ask.wait > 0 && snap !== null) {
@@ -63,8 +70,13 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
     seen = await out;
   }
   if (ask.buy && seen.state === 'admitted') {
+    // Through the gate: this request passed it, or the look found it passed (it never lapses
+    // before the sale ends); found not passed by the look of this very answer (not parked since):
+    // not; else asked again. The turn: kept as admitted by the look when it saw the admission.
+    const now = seen === view;
+    const passed = passing || done.passed === 1 ? true : now && done.passed === 0 ? false : null;
     // Waiting for the turn, like a parked look, waits on others, not on the box's work.
-    const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passing, seen.position, () => admission?.detach());
+    const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passed, seen.position, () => admission?.detach(), now && done.kept);
     // Null: the gate still to solve. buyOnAdmission kept the turn, so the places behind wait a
     // moment for this one's grab (docs/fair-sale.md#in-turn).
     if (purchase) return Object.assign({}, seen, { purchase });

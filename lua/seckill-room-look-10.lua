@@ -14,6 +14,10 @@
                                      w0, wl, pw (the hold cap's count of units won, below)
   KEYS[4]  seckill:{vid}:stock       remaining units
   KEYS[5]  seckill:{vid}:buyers      users who bought (SCARD: the units won)
+  KEYS[6]  seckill:{vid}:turn:due    KEYS[7] seckill:{vid}:turn   KEYS[8] seckill:{vid}:turn:early
+                                     the turns (lua/seckill-turn-keep-4.lua), used with ARGV[6]
+  KEYS[9]  seckill:{vid}:room:passed the users through the bot gate (lua/seckill-gate-pass-2.lua)
+  KEYS[10] seckill:{vid}:room:pow:<challenge>  the spent mark of ARGV[9]'s solution ('-' if none)
   ARGV[1]  user id   ARGV[2] '1' to join if not in the room (not after the start with no stock
            left: sold out, no ticket for nothing)   ARGV[3] most tickets
   ARGV[4]  admission rate, tickets per second (> 0)
@@ -38,15 +42,33 @@
            stops moving, and its last move, within a quarter hold of the checkpoint before it, would
            otherwise never be recorded (the holders it admitted held their units again for the next
            arrivals, a whole hold after theirs had lapsed).
+  ARGV[6]  '1': the visitor asks to buy on admission (docs/fair-sale.md#buying-on-admission): with
+           a ticket and a unit left, keep their turn (admitted: its moment starts now; waiting: as
+           waiting, by user until the pre-start tickets are shuffled), and say whether they are
+           through the gate. '' : neither (a plain look)
+  ARGV[7]  ROOM_TURN_MS (0: no turn is kept here: the sale's grabs are not in turn)
+  ARGV[8]  at most this many places (or early users) due per sale
+  ARGV[9]  the gate's solution, checked by the caller: ms its spent mark lives, '0' one that did not
+           check out, '' none sent. With a unit left it is spent here, as lua/seckill-gate-pass-2.lua
+           would (the passed set lives until an hour after the sale's end)
+  The look, the gate and the turn are one round trip: a buyer's request used to make three.
 
-  Returns  {0, position|false, served, issued, stock, begin, end, shuffled(0/1), now, held(0/1)}
+  Returns  {0, position|false, served, issued, stock, begin, end, shuffled(0/1), now, held(0/1),
+            gate, passed, kept}
            held: with a hold, every open unit is held by an admitted ticket that has not bought
            (the next ticket waits for a purchase to end the sale or a hold to lapse)
+           gate: -1 no solution spent here; else lua/seckill-gate-pass-2.lua's answer (1 passed
+           before, 2 passed now, 0 not passed)
+           passed: with ARGV[6], 1 through the gate (now or before), 0 not; -1 not asked
+           kept: 1 the turn was kept here (or had been: one moment per place), 0 not asked or not
+           kept (no ticket, no unit left, no turns)
            {1}  unknown voucher (not preheated)     {2}  not a room sale
            {3}  ended                               {4}  the room is full
            {5}  started, the pre-start tickets not shuffled yet (the caller shuffles, asks again)
   Keys expire an hour after the sale's end (set on each join).
 ]]
+--#include turn-keep.lua
+--#include gate-pass.lua
 local m = redis.call('HMGET', KEYS[1], 'begin', 'end', 'room', 'roomUntil', 'back')
 if not m[1] or not m[2] then
   return {1}
@@ -187,4 +209,29 @@ if pos then
 else
   pos = false
 end
-return {0, pos, math.floor(served), seq, stock, begin, finish, shuffled, now, held}
+-- The gate and the turn, for a ticket holder while a unit is left (sold out, the answer is 已抢光).
+local gate, passed, kept = -1, -1, 0
+if stock > 0 then
+  if ARGV[9] ~= '' then
+    gate = passGate(KEYS[9], KEYS[10], ARGV[1], ARGV[9], finish + 3600000)
+  end
+  if ARGV[6] == '1' then
+    if gate > 0 or (gate == -1 and redis.call('SISMEMBER', KEYS[9], ARGV[1]) == 1) then
+      passed = 1
+    else
+      passed = 0
+    end
+    local turnMs = tonumber(ARGV[7]) or 0
+    if pos and turnMs > 0 then
+      if now >= begin and pos <= math.floor(served) then
+        keepTurn(KEYS[6], KEYS[7], KEYS[8], tostring(pos), ARGV[1], '1', turnMs, tonumber(ARGV[8]), finish, now)
+      elseif shuffled == 1 then
+        keepTurn(KEYS[6], KEYS[7], KEYS[8], tostring(pos), ARGV[1], '0', turnMs, tonumber(ARGV[8]), finish, now)
+      else
+        keepTurn(KEYS[6], KEYS[7], KEYS[8], '', ARGV[1], '0', turnMs, tonumber(ARGV[8]), finish, now)
+      end
+      kept = 1
+    end
+  end
+end
+return {0, pos, math.floor(served), seq, stock, begin, finish, shuffled, now, held, gate, passed, kept}
