@@ -19,9 +19,10 @@ import { AggregatorRegistry } from 'prom-client';
 import { log } from '@/lib/log';
 import { answerMetricsTo } from '@/lib/hot/primary-metrics';
 import { SOCKET_DIR_PREFIX, socketDirProblem, sweepStaleSocketDirs } from '@/workers/socket-dir';
+import { acceptPolicy, kernelListenQueue } from '@/workers/accept-policy';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
-const LISTEN_BACKLOG = 4096;
+const LISTEN_BACKLOG = 65535;
 /** A web process's exit code when it could not listen (EX_CONFIG): the primary stops instead of starting another. */
 const CANNOT_LISTEN = 78;
 
@@ -52,6 +53,9 @@ function runPrimary(): void {
   // One Redis write per event-loop turn (lib/redis/write-per-turn.ts) suits the web processes
   // (many concurrent requests), not the order worker.
   const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true', ...(socketDir ? { NEXT_SOCKET: path.join(socketDir, 'next.sock') } : {}) });
+  // Before the first fork: who accepts the connections (workers/accept-policy.ts).
+  const accepting = acceptPolicy(processes, process.env.NODE_CLUSTER_SCHED_POLICY, kernelListenQueue());
+  cluster.schedulingPolicy = accepting === 'none' ? cluster.SCHED_NONE : cluster.SCHED_RR;
   for (let i = 0; i < processes; i++) fork();
   if (env.WEB_METRICS_PORT) void import('@/lib/hot/metrics').then((m) => m.serveClusterMetrics(env.WEB_METRICS_PORT, env.HOST));
   let listening = 0;
@@ -62,7 +66,9 @@ function runPrimary(): void {
     if (announced || listening < processes || !nextReady) return;
     announced = true;
     // One line the scripts and the harnesses wait for.
-    console.log(`web server ready on http://${env.HOST}:${env.PORT} (${processes} process${processes > 1 ? 'es' : ''}${env.WEB_PART === 'split' ? ' + Next in its own' : ''})`);
+    console.log(
+      `web server ready on http://${env.HOST}:${env.PORT} (${processes} process${processes > 1 ? 'es' : ''}${env.WEB_PART === 'split' ? ' + Next in its own' : ''}; ${accepting === 'none' ? 'accepting for itself' : 'the primary hands out connections'})`,
+    );
   };
   cluster.on('listening', () => {
     ++listening;

@@ -48,7 +48,7 @@ import { runWrk, serversCpuSeconds } from '../wrk';
 const MAX_RUNS = 20;
 
 /** The kernel's queues for connections not yet accepted: raised (never lowered) for the spike if this host lets us. */
-const KERNEL_QUEUES: Record<string, number> = { 'net/core/somaxconn': 8192, 'net/ipv4/tcp_max_syn_backlog': 8192 };
+const KERNEL_QUEUES: Record<string, number> = { 'net/core/somaxconn': 65535, 'net/ipv4/tcp_max_syn_backlog': 65535 };
 
 function raiseKernelQueues(): string[] {
   return Object.entries(KERNEL_QUEUES).map(([name, want]) => {
