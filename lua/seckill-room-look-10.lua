@@ -215,7 +215,8 @@ if stock > 0 then
   if ARGV[9] ~= '' then
     gate = passGate(KEYS[9], KEYS[10], ARGV[1], ARGV[9], finish + 3600000)
   end
-  if ARGV[6] == '1' then
+  -- A solution that did not pass (gate 0) ends the request (POW_FAILED): nothing kept for it.
+  if ARGV[6] == '1' and gate ~= 0 then
     if gate > 0 or (gate == -1 and redis.call('SISMEMBER', KEYS[9], ARGV[1]) == 1) then
       passed = 1
     else

@@ -15,7 +15,8 @@
  * --runs N (1: the whole spike, bare server then app, N times over; the figure is the median ratio)
  * --part all|hot|split (the web server's WEB_PART; default the product's)
  * --sched none|rr (node:cluster's scheduling in both servers, NODE_CLUSTER_SCHED_POLICY; default
- * node's rr: the primary accepts every connection and hands it to a process over IPC)
+ * the product's rule, workers/accept-policy.ts: one process over a deep kernel queue accepts for
+ * itself, else rr, the primary accepting every connection and handing it to a process over IPC)
  * --flow-<name> value (options of the flow). HOT_ADMISSION etc. reach the web server from the env.
  *
  * `--strategy room`: the sale is a merchant's room sale (proof-of-work cost --pow-cost, default 1000,
@@ -43,6 +44,7 @@ import { combineRuns, formatSpike, roomFigures, runSpike, sourceAddresses, stepT
 import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
 import type { RunResult, Scenario } from '../types';
 import { runWrk, serversCpuSeconds } from '../wrk';
+import { acceptPolicy, kernelListenQueue } from '@/workers/accept-policy';
 
 /** Each spike of a run takes a third octet of its own (two per --runs round, below 255). */
 const MAX_RUNS = 20;
@@ -114,7 +116,7 @@ export const scenario: Scenario = {
     const tokens = created.map((u) => u.token);
     line(`${users} users`, true);
     const summary = [
-      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}, cluster scheduling ${a.extra.sched ?? 'rr (node default)'}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
+      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicy(processes, undefined, kernelListenQueue())} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);
