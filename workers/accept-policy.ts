@@ -3,8 +3,8 @@
  * default (round-robin) has the primary accept each connection and hand it to a process over IPC,
  * one at a time, waiting for that process's answer before the next: with one web process this is
  * pure overhead, an IPC round trip per connection, and in a spike the primary competes for the
- * cores with everything else (measured: the app's last answer 5.0–5.9 s under round-robin, 3.8–4.2 s
- * with the process accepting for itself). With one process the kernel's listen queue is the only
+ * cores with everything else (measured: the app's last answer 5.0–6.0 s under round-robin, 3.8–4.3 s
+ * with the process accepting for itself, docs/hot-server.md#who-accepts). With one process the kernel's listen queue is the only
  * queue left, though: a spike that outruns a shallow one (128 on old kernels, 4096 by default on
  * current ones) drops connections that round-robin's primary would have taken (282 socket errors
  * in a 20 000-user spike with 4096). So a lone process accepts for itself only when
@@ -13,7 +13,10 @@
  */
 import { readFileSync } from 'node:fs';
 
-/** net.core.somaxconn at or above which one web process accepts for itself. */
+/**
+ * net.core.somaxconn at or above which one web process accepts for itself: a choice, not a
+ * measured edge (20 000 users in a second overflowed 4 096 and never 65 535).
+ */
 export const DEEP_LISTEN_QUEUE = 16_384;
 
 export type AcceptPolicy = 'none' | 'rr';

@@ -2,7 +2,7 @@
  * What Redis saw of one voucher while some work ran, by MONITOR (commands a Lua script runs show up
  * with source "lua"): the round trips clients made in the voucher's slot, the commands the scripts
  * ran there, and everything clients sent to the test's database. For tests that pin what a request
- * costs Redis (e2e/routes/reservation/grab-cost.test.ts, e2e/routes/room/buyer-cost.test.ts).
+ * costs Redis (e2e/routes/reservation/grab-cost.test.ts).
  */
 import { redis } from '@/lib/redis/client';
 import { waitFor } from '@/e2e/support/fixtures/seckill';

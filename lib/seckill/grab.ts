@@ -37,6 +37,7 @@ import { grabWithRebalance } from '@/lib/seckill/buckets/rebalance';
 import { bucketTag, homeBucket } from '@/lib/seckill/buckets/tags';
 import { awaitTurn } from '@/lib/seckill/room/turns';
 import { runGrabScript, type GrabReply } from '@/lib/seckill/grab-script';
+import { SPEND_NOW_NONCE } from '@/lib/seckill/room/tokens';
 
 export { runGrabScript, type GrabReply };
 
@@ -150,6 +151,13 @@ export async function grabVoucher(db: DB, redis: RedisClient, input: GrabInput):
     first = await awaitTurn(redis, input.voucherId, input.userId, orderId, turn.place, Number(first[2]));
   }
   let [code, payload, third] = first;
+  // The room's own buy (a token minted and spent in this call: docs/fair-sale.md#buying-on-admission)
+  // in a sale Redis no longer knows: the room that admitted the buyer is gone with it, so no grab in
+  // a rebuilt copy (whose buyers set lacks orders still queued); 503, and the next look rebuilds it.
+  if (code === GrabCode.UNKNOWN && input.nonce === SPEND_NOW_NONCE) {
+    giveBack();
+    throw new AppError('SERVICE_UNAVAILABLE', '服务繁忙，请稍后再试', { retryAfter: 1 });
+  }
   // Not in Redis: a voucher created without a preheat, or Redis lost its keys. Rebuild and retry
   // once (the limits were counted by the first call). The per-voucher limits inside the script do
   // not bound a user grabbing a made-up id each time, and each costs a MySQL read: such cold grabs

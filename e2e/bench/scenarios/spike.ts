@@ -116,7 +116,7 @@ export const scenario: Scenario = {
     const tokens = created.map((u) => u.token);
     line(`${users} users`, true);
     const summary = [
-      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicy(processes, undefined, kernelListenQueue())} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
+      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicy(processes, process.env.NODE_CLUSTER_SCHED_POLICY, kernelListenQueue())} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);

@@ -23,7 +23,8 @@ import { startSaleNow } from '@/e2e/support/fixtures/reservation';
 import { callChallenge as challengeFor, callJoin as join, callLook as look, callToken as pass, createRoomVoucher, solveGate as solve, solvedPayload } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { shuffledIds } from '@/lib/seckill/room/room';
-import { issueGrabToken } from '@/lib/seckill/room/tokens';
+import { issueGrabToken, SPEND_NOW_NONCE } from '@/lib/seckill/room/tokens';
+import { grabVoucher } from '@/lib/seckill/grab';
 import { newChallenge } from '@/lib/seckill/room/pow';
 import { passGate } from '@/lib/seckill/room/grab-token';
 import { addSeckillStock } from '@/lib/seckill/preheat';
@@ -635,6 +636,15 @@ describe('buying on admission', () => {
     expect(Date.now() - t0).toBeLessThan(env.ROOM_TURN_MS / 2);
     await waitDrained(db, redis, voucherId, 2);
     await assertInvariants(voucherId, { drained: true });
+  });
+
+  it("the room's own buy in a sale Redis lost since the look: 503, and no copy of the sale rebuilt to grab in", async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+    const [u] = await createTestUsers(db, redis, 1);
+    await redis.del(keys.seckillMeta(voucherId));
+    await expect(grabVoucher(db, redis, { voucherId, userId: u!.userId, ip: '10.9.9.9', nonce: SPEND_NOW_NONCE })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(await redis.exists(keys.seckillMeta(voucherId))).toBe(0);
+    expect(await redis.scard(keys.seckillBuyers(voucherId))).toBe(0);
   });
 });
 

@@ -92,8 +92,8 @@ async function issueToken(redis: RedisClient, voucherId: string, userId: string)
  * Buying on admission (docs/fair-sale.md#buying-on-admission): the grab of an admitted visitor who
  * asked for it (`buy`) and has passed the gate, made by the look that learned of the admission,
  * with a token minted and spent by the grab. `passed`: true when this request passed the gate or
- * its look found it passed, false when that look (in this same turn) found it not, null to ask the
- * passed set. Null when the gate is not passed: the look answers `admitted` with the challenge, as
+ * its look (in this same answer, not parked since) found it passed, false when that look found it
+ * not, null to ask the passed set. Null when the gate is not passed: the look answers `admitted` with the challenge, as
  * without `buy`. The grab goes in turn (turns.ts): while a place ahead is due it is parked in Redis
  * and run, in place order, by the call that clears its way, so the grabs of every web process win
  * in place order. `kept`: this request's look already kept the turn as admitted. `onWait`: called

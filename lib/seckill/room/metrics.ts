@@ -24,7 +24,7 @@ function gauge(name: string, help: string): Gauge<'voucher'> {
 
 const joinedTotal = counter('hmdp_room_joined_total', 'Waiting-room tickets issued (first joins)');
 const autoOpenedTotal = counter('hmdp_room_auto_opened_total', 'Times a process opened or extended an ordinary sale\'s waiting room because it was shedding its grabs');
-const tokensTotal = counter('hmdp_room_grab_tokens_total', 'Grab tokens issued to admitted users who passed the bot gate');
+const tokensTotal = counter('hmdp_room_grab_tokens_total', 'Grab tokens issued to admitted users who passed the bot gate (a buy on admission counts one: its grab mints and spends it in one call)');
 const challengesTotal = counter('hmdp_room_challenges_total', 'Bot-gate proofs of work checked, by outcome (solved, failed)', ['outcome']);
 const inRoom = gauge('hmdp_room_waiting', 'Tickets of a room sale not yet admitted');
 const served = gauge('hmdp_room_served', 'Positions a room sale has admitted so far (its rate is admitted/s)');

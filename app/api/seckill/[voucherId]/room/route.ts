@@ -8,7 +8,7 @@ import { lookRoomWithSnapshot, soldOutFromMemory } from '@/lib/seckill/room/room
 import { park } from '@/lib/seckill/room/park';
 import { withChallenge } from '@/lib/seckill/room/challenge';
 import { buyOnAdmission, gateAnswered, gateSolution, passGate } from '@/lib/seckill/room/grab-token';
-import { inTurnsKnown, keepTurn } from '@/lib/seckill/room/turns';
+import { inTurnsKnown, keepTurn, leaveTurn } from '@/lib/seckill/room/turns';
 import type { RoomView } from '@/lib/seckill/room/room';
 
 const lookQuery = z.object({
@@ -51,6 +51,9 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
   const gate = gateSolution(ask.altcha, voucherId, userId);
   const { view, snap, done } = await lookRoomWithSnapshot(db, redis, voucherId, userId, ask.join, { buy: ask.buy, turns: turns === true, gate });
   const passing = ask.altcha !== undefined && view.state !== 'soldout';
+  // Sold out by this process's memory while Redis still counted a unit (an invalidation on its way):
+  // the turn the look kept would hold the places behind for nothing.
+  if (view.state === 'soldout' && done.kept && view.position !== null) void leaveTurn(redis, voucherId, view.position);
   if (passing) {
     if (done.gate >= 0) gateAnswered(done.gate);
     else await passGate(redis, voucherId, userId, ask.altcha, snap?.end);
@@ -70,11 +73,12 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
     seen = await out;
   }
   if (ask.buy && seen.state === 'admitted') {
-    // Through the gate: this request passed it, or the look found it passed (it never lapses
-    // before the sale ends); found not passed by the look of this very answer (not parked since):
-    // not; else asked again. The turn: kept as admitted by the look when it saw the admission.
+    // Through the gate: this request passed it, or the look of this very answer (not parked since)
+    // found it passed or not; after a wait, asked again (a Redis that lost the room meanwhile lost
+    // the passed set too: the gate is solved again). The turn: kept as admitted by the look when it
+    // saw the admission.
     const now = seen === view;
-    const passed = passing || done.passed === 1 ? true : now && done.passed === 0 ? false : null;
+    const passed = passing ? true : now && done.passed >= 0 ? done.passed === 1 : null;
     // Waiting for the turn, like a parked look, waits on others, not on the box's work.
     const purchase = await buyOnAdmission(db, redis, voucherId, userId, ip, passed, seen.position, () => admission?.detach(), now && done.kept);
     // Null: the gate still to solve. buyOnAdmission kept the turn, so the places behind wait a
