@@ -93,8 +93,8 @@ async function issueToken(redis: RedisClient, voucherId: string, userId: string)
  * asked for it (`buy`) and has passed the gate, made by the look that learned of the admission,
  * with a token minted and spent by the grab. `passed`: true when this request passed the gate or
  * its look (in this same answer, not parked since) found it passed, false when that look found it
- * not, null to ask the passed set. Null when the gate is not passed: the look answers `admitted` with the challenge, as
- * without `buy`. The grab goes in turn (turns.ts): while a place ahead is due it is parked in Redis
+ * not, null to ask the passed set. Null when the gate is not passed: the look answers `admitted`
+ * with the challenge, as without `buy`. The grab goes in turn (turns.ts): while a place ahead is due it is parked in Redis
  * and run, in place order, by the call that clears its way, so the grabs of every web process win
  * in place order. `kept`: this request's look already kept the turn as admitted. `onWait`: called
  * when the grab waits for its turn (the caller lets go of its in-flight slot).
@@ -118,8 +118,9 @@ export async function buyOnAdmission(db: DB, redis: RedisClient, voucherId: stri
 /**
  * The grab, in turn for a buyer with a place (docs/fair-sale.md#in-turn), with a token minted and
  * spent by the grab script itself: epoch `*` (SPEND_NOW_NONCE, lua/seckill-grab-16.lua), which no
- * signed token can carry. No epoch round trip: a token nobody holds cannot
- * outlive a Redis loss, and a sale Redis lost is preheated again by the grab (its UNKNOWN answer).
+ * signed token can carry. No epoch round trip: a token nobody holds cannot outlive a Redis loss,
+ * and a sale Redis lost since the look is answered 503 by the grab (lib/seckill/grab.ts), never
+ * grabbed in a rebuilt copy.
  */
 function buy(db: DB, redis: RedisClient, voucherId: string, userId: string, ip: string, turn?: { place: number; onWait?: () => void }, sending?: () => void): Promise<GrabResult> {
   roomMetrics.tokenIssued();
