@@ -11,6 +11,7 @@
  * net.core.somaxconn is deep; several processes keep round-robin (the kernel's spread between
  * processes accepting for themselves is uneven). NODE_CLUSTER_SCHED_POLICY, when set, decides.
  */
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 
 /**
@@ -24,6 +25,21 @@ export type AcceptPolicy = 'none' | 'rr';
 export function acceptPolicy(processes: number, explicit: string | undefined, listenQueue: number | null): AcceptPolicy {
   if (explicit === 'none' || explicit === 'rr') return explicit;
   return processes === 1 && listenQueue !== null && listenQueue >= DEEP_LISTEN_QUEUE ? 'none' : 'rr';
+}
+
+/**
+ * In a cluster primary, before its first fork: sets node:cluster's scheduling to the policy for
+ * `processes` on this host (NODE_CLUSTER_SCHED_POLICY, or the rule above) and returns it.
+ */
+export function applyAcceptPolicy(processes: number): AcceptPolicy {
+  const policy = acceptPolicyHere(processes);
+  cluster.schedulingPolicy = policy === 'none' ? cluster.SCHED_NONE : cluster.SCHED_RR;
+  return policy;
+}
+
+/** The policy for `processes` on this host: NODE_CLUSTER_SCHED_POLICY, or the rule above over this kernel's queue. */
+export function acceptPolicyHere(processes: number): AcceptPolicy {
+  return acceptPolicy(processes, process.env.NODE_CLUSTER_SCHED_POLICY, kernelListenQueue());
 }
 
 /** The kernel's cap on a listen queue (net.core.somaxconn), or null where it cannot be read (not Linux). */

@@ -19,7 +19,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { log } from '@/lib/log';
 import { answerMetricsTo } from '@/lib/hot/primary-metrics';
 import { SOCKET_DIR_PREFIX, socketDirProblem, sweepStaleSocketDirs } from '@/workers/socket-dir';
-import { acceptPolicy, kernelListenQueue } from '@/workers/accept-policy';
+import { applyAcceptPolicy } from '@/workers/accept-policy';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
 const LISTEN_BACKLOG = 65535;
@@ -54,8 +54,7 @@ function runPrimary(): void {
   // (many concurrent requests), not the order worker.
   const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true', ...(socketDir ? { NEXT_SOCKET: path.join(socketDir, 'next.sock') } : {}) });
   // Before the first fork: who accepts the connections (workers/accept-policy.ts).
-  const accepting = acceptPolicy(processes, process.env.NODE_CLUSTER_SCHED_POLICY, kernelListenQueue());
-  cluster.schedulingPolicy = accepting === 'none' ? cluster.SCHED_NONE : cluster.SCHED_RR;
+  const accepting = applyAcceptPolicy(processes);
   for (let i = 0; i < processes; i++) fork();
   if (env.WEB_METRICS_PORT) void import('@/lib/hot/metrics').then((m) => m.serveClusterMetrics(env.WEB_METRICS_PORT, env.HOST));
   let listening = 0;

@@ -7,15 +7,14 @@
  */
 import cluster from 'node:cluster';
 import http from 'node:http';
-import { acceptPolicy, kernelListenQueue } from '../../workers/accept-policy';
+import { applyAcceptPolicy } from '../../workers/accept-policy';
 
 const port = Number(process.argv[2]);
 const processes = Number(process.argv[3] ?? 1);
 const body = JSON.stringify({ data: { orderId: '1234567890123456789', status: 'pending' } });
 
 if (cluster.isPrimary) {
-  const accepting = acceptPolicy(processes, process.env.NODE_CLUSTER_SCHED_POLICY, kernelListenQueue());
-  cluster.schedulingPolicy = accepting === 'none' ? cluster.SCHED_NONE : cluster.SCHED_RR;
+  applyAcceptPolicy(processes);
   for (let i = 0; i < processes; i++) cluster.fork();
   let up = 0;
   cluster.on('listening', () => ++up === processes && console.log(`ceiling ready on ${port}`));

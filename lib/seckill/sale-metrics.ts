@@ -192,7 +192,6 @@ export async function saleGrabs(voucherId: string, port = env.WEB_METRICS_PORT):
   return localSaleGrabs(voucherId);
 }
 
-
 /** A sale's grab counts in Prometheus text (a process's or the cluster's sum). */
 function saleGrabsIn(text: string, voucherId: string): { accepted: number; refused: number } {
   const out = { accepted: 0, refused: 0 };

@@ -44,7 +44,7 @@ import { combineRuns, formatSpike, roomFigures, runSpike, sourceAddresses, stepT
 import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
 import type { RunResult, Scenario } from '../types';
 import { runWrk, serversCpuSeconds } from '../wrk';
-import { acceptPolicy, kernelListenQueue } from '@/workers/accept-policy';
+import { acceptPolicyHere } from '@/workers/accept-policy';
 
 /** Each spike of a run takes a third octet of its own (two per --runs round, below 255). */
 const MAX_RUNS = 20;
@@ -116,7 +116,7 @@ export const scenario: Scenario = {
     const tokens = created.map((u) => u.token);
     line(`${users} users`, true);
     const summary = [
-      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicy(processes, process.env.NODE_CLUSTER_SCHED_POLICY, kernelListenQueue())} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
+      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicyHere(processes)} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);

@@ -7,7 +7,7 @@ import { consume } from '@/lib/rate-limit';
 import { lookRoomWithSnapshot, soldOutFromMemory } from '@/lib/seckill/room/room';
 import { park } from '@/lib/seckill/room/park';
 import { withChallenge } from '@/lib/seckill/room/challenge';
-import { buyOnAdmission, gateAnswered, gateSolution, passGate } from '@/lib/seckill/room/grab-token';
+import { buyOnAdmission, gateAnswered, gateSolution } from '@/lib/seckill/room/grab-token';
 import { inTurnsKnown, keepTurn, leaveTurn } from '@/lib/seckill/room/turns';
 import type { RoomView } from '@/lib/seckill/room/room';
 
@@ -54,10 +54,8 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
   // Sold out by this process's memory while Redis still counted a unit (an invalidation on its way):
   // the turn the look kept would hold the places behind for nothing.
   if (view.state === 'soldout' && done.kept && view.position !== null) void leaveTurn(redis, voucherId, view.position);
-  if (passing) {
-    if (done.gate >= 0) gateAnswered(done.gate);
-    else await passGate(redis, voucherId, userId, ask.altcha, snap?.end);
-  }
+  // Passing means a unit was left at the look, so the look spent the solution (done.gate >= 0).
+  if (passing) gateAnswered(done.gate);
   let seen = view;
   // Waiting and asking to buy: the turn is kept before the wait, so the place is due in Redis before
   // the counter can reach it and a later place's grab, on any web process, waits for it. After the
