@@ -65,6 +65,25 @@ export function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buf
 }
 
 /**
+ * A request whose answer does not need its body (a known answer, lib/hot/server.ts): the body is
+ * dropped by node's parser as it arrives, never buffered in the request stream, and the stream is
+ * never "dumped" once the response finishes. node's own `_dumped` flag is what its parser reads to
+ * drop a body (`parserOnBody`) and what `_dump()` sets; `_consuming` and `emittedReadable` spare the
+ * dump and the end-of-stream tick as for a request without a body (readBody). The parser still
+ * frames the body (content-length or chunks), so a request behind it on the connection is parsed
+ * as usual. What this spares each of a crowd told 已抢光 with a body on the request (the room's
+ * join): the body pushed into the stream, then the dump's resume, read, end, destroy and close
+ * (docs/hot-server.md#less-of-nodes-machinery-per-request). If a node version stops reading these
+ * flags, the body is read and dumped as before.
+ */
+export function dropBody(req: IncomingMessage): void {
+  const r = req as IncomingMessage & { _dumped: boolean; _consuming: boolean; _readableState: { emittedReadable: boolean } };
+  r._dumped = true;
+  r._consuming = true;
+  r._readableState.emittedReadable = true;
+}
+
+/**
  * The answer says `Connection: close`, and once it is sent the connection is closed gently: the
  * client may still be sending the body nobody will read, and a socket closed with unread bytes
  * (or receiving more) answers them with a reset, which can destroy the answer before the client
@@ -200,13 +219,26 @@ export function toWebRequest(req: IncomingMessage, body: Buffer | null): Request
   });
 }
 
-/** One writeHead with a flat header list: node then skips its per-response header map. */
+/**
+ * One writeHead with a flat header list: node then skips its per-response header map. A frozen
+ * reply (one answer shared by many requests: a known answer, lib/http/route.ts answerKnown) is
+ * serialized once, its body and header list kept beside it for the next request it answers.
+ */
 export function writeReply(res: ServerResponse, reply: Reply): void {
+  const wire = onTheWire.get(reply) ?? serialize(reply);
+  res.writeHead(reply.status, wire.head);
+  res.end(wire.text);
+}
+
+const onTheWire = new WeakMap<Reply, { head: string[]; text: string }>();
+
+function serialize(reply: Reply): { head: string[]; text: string } {
   const text = JSON.stringify(reply.body);
   const head: string[] = ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(text))];
   if (reply.headers) for (const k in reply.headers) head.push(k, reply.headers[k]!);
-  res.writeHead(reply.status, head);
-  res.end(text);
+  const wire = { head, text };
+  if (Object.isFrozen(reply)) onTheWire.set(reply, wire);
+  return wire;
 }
 
 /** A Response a handler built itself (rare on hot routes): headers, then the body streamed. */

@@ -28,7 +28,7 @@ import { errorReply } from '@/lib/http/respond';
 import { Refusal, type Admission, type RouteHandler } from '@/lib/http/route';
 import type { Reply } from '@/lib/http/respond';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
-import { closeAfterAnswer, deadlineOptions, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
+import { closeAfterAnswer, deadlineOptions, dropBody, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
 import { closeIdleSockets } from '@/lib/hot/idle-sockets';
 import { AdmissionLimit } from '@/lib/hot/admission-limit';
 import { log } from '@/lib/log';
@@ -183,11 +183,13 @@ export function createHotServer(o: HotServerOptions): http.Server {
     res.ceilingOnly = mode === 'ceiling' || (typeof mode === 'function' && mode(req.url ?? '') === 'ceiling');
     try {
       // An answer the route already knows (the same for everyone: a sold-out room's 已抢光) needs no
-      // body: answered in this turn, unread, like a request without one. node drops the unread body
-      // once the answer is sent; sendReply closes the connection if the body was not all there. The
-      // answer is handed to the core, not asked for again: a known answer may count itself (the
-      // grab's remembered refusals do).
+      // body: answered in this turn, unread, like a request without one. node's parser drops the
+      // body as it arrives (dropBody; a request run late behind a pipelined one may have some of
+      // it buffered already: node dumps that one once the answer is sent, as it always did);
+      // sendReply closes the connection if the body was not all there. The answer is handed to the
+      // core, not asked for again: a known answer may count itself (the grab's remembered refusals do).
       const known = hasBody(req) ? route.handler.known?.(params) : undefined;
+      if (known !== undefined && req.readableLength === 0 && !req.complete) dropBody(req);
       const pending = known !== undefined ? null : readBody(req, res);
       const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params, res)) : route.handler.core(toHotRequest(req, null), params, res, known);
       if (!(out instanceof Promise)) return answer(res, route, out, started, false);

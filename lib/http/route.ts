@@ -110,7 +110,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     try {
       if (opts.known !== undefined) {
         const known = asked !== undefined ? asked : opts.known(params);
-        if (known !== undefined) return answer(known, req, https, started);
+        if (known !== undefined) return answerKnown(known, req, https, started);
       }
       const caller = opts.auth === 'none' ? null : resolveCaller(req.headers);
       // andThen() would do, but would allocate its callback on the synchronous lane too.
@@ -140,6 +140,26 @@ function answer(out: unknown, req: Request, https: boolean, started: number): Re
   } catch (err) {
     return fail(err, req, https, started);
   }
+}
+
+/**
+ * A known answer (RouteOptions.known) is the same for everyone who gets it (a sold-out room's
+ * 已抢光, a remembered refusal): when it is one shared object, so is its reply, frozen, which the
+ * hot server then serializes once for the whole crowd (lib/hot/node-adapter.ts writeReply). Keyed
+ * by the object: a new known value (a new snapshot of the room) gets a reply of its own.
+ */
+const knownReplies = [new WeakMap<object, Reply>(), new WeakMap<object, Reply>()] as const;
+
+function answerKnown(known: unknown, req: Request, https: boolean, started: number): Reply | Response {
+  if (typeof known !== 'object' || known === null || known instanceof Response) return answer(known, req, https, started);
+  const cache = knownReplies[https ? 1 : 0];
+  let reply = cache.get(known);
+  if (reply === undefined) {
+    const out = answer(known, req, https, started);
+    if (out instanceof Response) return out;
+    cache.set(known, (reply = Object.freeze(out)));
+  }
+  return reply;
 }
 
 function fail(err: unknown, req: Request, https: boolean, started: number): Reply {

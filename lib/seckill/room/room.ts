@@ -188,8 +188,17 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
 export function soldOutFromMemory(redis: RedisClient, voucherId: string): RoomView | null {
   if (refusalMemoryOf(redis)?.lookup(voucherId) !== 'SOLD_OUT') return null;
   const snap = lastSnapshots.get(voucherId);
-  return snap ? viewOf(voucherId, '', null, snap, true) : null; // no place: no ticket to sign, so no user
+  if (!snap) return null;
+  // No place: no ticket to sign, so no user, and the same view for everyone told from this snapshot
+  // (views are shared, never changed: an answer that adds to one copies it). One object per
+  // snapshot lets the door send the same serialized answer to the whole crowd (route.ts answerKnown).
+  let known = soldOutViews.get(snap);
+  if (!known) soldOutViews.set(snap, (known = Object.freeze(viewOf(voucherId, '', null, snap, true))));
+  return known;
 }
+
+/** The sold-out view of each snapshot still remembered (lastSnapshots holds the snapshots). */
+const soldOutViews = new WeakMap<RoomSnapshot, RoomView>();
 
 /** Sold out: no stock at the look, or this process already knows it (the grab taught it). */
 export function soldOutAt(redis: RedisClient, voucherId: string, snap: RoomSnapshot): boolean {
