@@ -77,6 +77,18 @@ describe('docs/benchmarks.md table', () => {
     );
   });
 
+  it("a spike's row that measured the servers' wait for a core adds it beside the CPU ratio", () => {
+    const spike: RunResult = {
+      line: { scenario: 'spike', variant: 'room', stock: 1000, orders: 1000, errors: 0, answers: { '200': 1000 }, last_answer_s: 6.4, wait_p99_s: 5.1, bare_last_answer_s: 3.5, ratio_to_bare: 1.83, cpu_ratio: 1.4, web_waited_s: 2.31, bare_waited_s: 1.64 },
+      rps: 2700,
+      failures: [],
+      summary: [],
+    };
+    expect(renderRow(spike, { key: 'spike room --users 20000', now: new Date('2026-11-28T16:00:00Z'), machine: 'm' })).toMatch(
+      /×1\.83 the bare server's time \(CPU of servers \+ clients ×1\.40; the servers' processes waited runnable for a core 2\.3 s \(app\), 1\.6 s \(bare\)\) \|$/,
+    );
+  });
+
   it("a spike row of several runs gives the median ratio, every run's, and the median run's figures", () => {
     const spike: RunResult = {
       line: { scenario: 'spike', variant: 'grab', stock: 1000, orders: 1000, errors: 0, answers: { '200': 1000 }, last_answer_s: 7.4, wait_p99_s: 6.4, bare_last_answer_s: 5.5, ratio_to_bare: 1.35, cpu_ratio: 1.52, runs: 3, ratios: [1.6, 1.35, 1.2], ratio_median: 1.35 },

@@ -87,6 +87,31 @@ export function treeCpuSeconds(pid: number): number {
   return ticks / CLOCK_TICKS;
 }
 
+/**
+ * How long the main thread of a process and of each of its descendants ran, and how long it waited
+ * runnable for a core (the kernel's schedstat: on-CPU and run-queue time, ns), summed, in seconds.
+ * On a machine the spike's own load generator keeps busy, the wait is the server's share of the
+ * cores the generator took: a server that waited half the spike ran on half a core.
+ */
+export function treeRunQueue(pid: number): { ranS: number; waitedS: number } {
+  let ran = 0;
+  let waited = 0;
+  const visit = (p: number) => {
+    try {
+      const [onCpu, onQueue] = readFileSync(`/proc/${p}/task/${p}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+      ran += onCpu ?? 0;
+      waited += onQueue ?? 0;
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        for (const child of readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(child));
+      }
+    } catch {
+      /* gone meanwhile, or no schedstat on this kernel */
+    }
+  };
+  visit(pid);
+  return { ranS: ran / 1e9, waitedS: waited / 1e9 };
+}
+
 /** Ticks (user + system) of every process on the machine, keyed by pid, with a readable name. */
 function processTicks(): Map<number, { name: string; ticks: number }> {
   const out = new Map<number, { name: string; ticks: number }>();

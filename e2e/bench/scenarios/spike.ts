@@ -43,7 +43,7 @@ import { keys } from '@/lib/redis/keys';
 import { combineRuns, formatSpike, roomFigures, runSpike, sourceAddresses, stepTimeline, summarizeSpike, winOrder, type SpikeSummary, type UserRecord } from '../spike';
 import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
 import type { RunResult, Scenario } from '../types';
-import { runWrk, serversCpuSeconds } from '../wrk';
+import { runWrk, serversCpuSeconds, treeRunQueue } from '../wrk';
 import { acceptPolicyHere } from '@/workers/accept-policy';
 
 /** Each spike of a run takes a third octet of its own (two per --runs round, below 255). */
@@ -132,12 +132,14 @@ export const scenario: Scenario = {
       const tag = rounds > 1 ? `run ${r + 1} of ${rounds}: ` : '';
       const ceiling = await h.startCeiling(processes, sched);
       const ceilingCpu = serversCpuSeconds([ceiling.proc.child.pid!]);
+      const ceilingQueue = treeRunQueue(ceiling.proc.child.pid!);
       h.log(`… ${tag}the spike on the bare node:http server`);
       const bareRun = await spike(ceiling.url, '/api/seckill/0', 2 * r + 1, bareFlow[flow] ?? flow);
       const bareCpuS = serversCpuSeconds([ceiling.proc.child.pid!]) - ceilingCpu;
+      const bareWaitS = treeRunQueue(ceiling.proc.child.pid!).waitedS - ceilingQueue.waitedS;
       await h.stop(ceiling.proc);
       const bare = summarizeSpike(bareRun);
-      lines.push(`  bare node:http: ${formatSpike(bare, bareRun.errors)} · server CPU ${round(bareCpuS, 2)} s`);
+      lines.push(`  bare node:http: ${formatSpike(bare, bareRun.errors)} · server CPU ${round(bareCpuS, 2)} s, waited ${round(bareWaitS, 2)} s runnable for a core`);
 
       // --profile DIR: a V8 CPU profile of each web process (read with e2e/bench/profile-top.ts).
       const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched, ...part }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
@@ -156,9 +158,11 @@ export const scenario: Scenario = {
         : await createTestVoucher(db, redis, { stock, title: `bench spike ${flow}` });
       await expectFreshVoucher(voucherId, stock);
       const webCpu = serversCpuSeconds([web.proc.child.pid!]);
+      const webQueue = treeRunQueue(web.proc.child.pid!);
       h.log(`… ${tag}the spike on the app`);
       const appRun = await spike(web.url, `/api/seckill/${voucherId}`, 2 * r + 2, flow, room ? plannedT0 : undefined);
       const webCpuS = serversCpuSeconds([web.proc.child.pid!]) - webCpu;
+      const webWaitS = treeRunQueue(web.proc.child.pid!).waitedS - webQueue.waitedS;
       const app = summarizeSpike(appRun);
       const drainS = await waitForDrain(voucherId, Date.now());
       await h.stopAll();
@@ -168,7 +172,7 @@ export const scenario: Scenario = {
       const sale = await verifySale(voucherId, stock, accepted);
       const sold = Math.min(stock, users);
       const ratio = app.lastAnswerS / bare.lastAnswerS;
-      lines.push(`  the app: ${formatSpike(app, appRun.errors)} · web CPU ${round(webCpuS, 2)} s`);
+      lines.push(`  the app: ${formatSpike(app, appRun.errors)} · web CPU ${round(webCpuS, 2)} s, waited ${round(webWaitS, 2)} s runnable for a core`);
       lines.push(
         `  sold ${sale.orders} of ${sold} · oversold ${sale.oversold} · duplicates ${sale.duplicates} · lost ${sale.lost} · drain ${round(drainS, 2)} s · invariants ${sale.violations.length ? 'VIOLATED' : 'hold'}`,
       );
@@ -216,7 +220,7 @@ export const scenario: Scenario = {
           started_all_s: round(app.startedAllS, 2), connected_all_s: round(app.connectedAllS, 2),
           last_answer_s: round(app.lastAnswerS, 2), wait_p50_s: round(app.waitP50S, 2), wait_p99_s: round(app.waitP99S, 2),
           bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
-          client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2), cpu_ratio: round(appMachineS / bareMachineS, 2),
+          client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2), cpu_ratio: round(appMachineS / bareMachineS, 2), web_waited_s: round(webWaitS, 2), bare_waited_s: round(bareWaitS, 2),
           ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, first_soldout: rf.firstSoldOut, soldout_too_early: rf.soldOutTooEarly, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3), sale_clock_inversions: soldOrder!.inversions, sale_clock_ties: soldOrder!.ties, sale_clock_tau: round(soldOrder!.tau, 3) } : {}),
           orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
         },
