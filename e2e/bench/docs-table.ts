@@ -56,7 +56,7 @@ function renderSpikeRow(line: Record<string, unknown>, ctx: RowContext, when: st
       ? `; first answer a ticket for ${fmt(Number(line.first_ticket))} of ${fmt(Number(line.users))}${line.first_soldout !== undefined ? `, 已抢光 for ${fmt(Number(line.first_soldout))} (${fmt(Number(line.soldout_too_early))} too early)` : ''}; win order against ticket order: Kendall tau ${Number(line.kendall_tau).toFixed(3)}${line.sale_clock_inversions !== undefined ? ` (by the sale's clock: ${fmt(Number(line.sale_clock_inversions))} pairs out of order, ${fmt(Number(line.sale_clock_ties))} in the same ms)` : ''}, ${Number(line.out_of_place)} of ${fmt(Number(line.winners))} winners not among the first places of the ${fmt(Number(line.reached_grab))} who grabbed`
       : '';
   const result = `last answer ${s(line.last_answer_s)}; ${fmt(Number(line.orders))} of ${fmt(Number(line.stock))} sold, ${Number(line.errors)} socket errors, ${answers['503'] ?? 0} × 503 retried${room}`;
-  const waited = line.web_waited_s !== undefined ? `; the servers' processes waited runnable for a core ${s(line.web_waited_s)} (app), ${s(line.bare_waited_s)} (bare)` : '';
+  const waited = line.web_waited_s !== undefined ? `; the servers' main threads waited runnable for a core ${s(line.web_waited_s)} (app), ${s(line.bare_waited_s)} (bare)` : '';
   const cpu = line.cpu_ratio !== undefined ? ` (CPU of servers + clients ×${Number(line.cpu_ratio).toFixed(2)}${waited})` : '';
   const x = (v: unknown) => `×${Number(v).toFixed(2)}`;
   // --runs N: the median of the runs' ratios with their range; the other figures are the median run's.

@@ -85,7 +85,7 @@ describe('docs/benchmarks.md table', () => {
       summary: [],
     };
     expect(renderRow(spike, { key: 'spike room --users 20000', now: new Date('2026-11-28T16:00:00Z'), machine: 'm' })).toMatch(
-      /×1\.83 the bare server's time \(CPU of servers \+ clients ×1\.40; the servers' processes waited runnable for a core 2\.3 s \(app\), 1\.6 s \(bare\)\) \|$/,
+      /×1\.83 the bare server's time \(CPU of servers \+ clients ×1\.40; the servers' main threads waited runnable for a core 2\.3 s \(app\), 1\.6 s \(bare\)\) \|$/,
     );
   });
 

@@ -96,20 +96,37 @@ export function treeCpuSeconds(pid: number): number {
 export function treeRunQueue(pid: number): { ranS: number; waitedS: number } {
   let ran = 0;
   let waited = 0;
+  let read = 0;
   const visit = (p: number) => {
     try {
       const [onCpu, onQueue] = readFileSync(`/proc/${p}/task/${p}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
-      ran += onCpu ?? 0;
-      waited += onQueue ?? 0;
-      for (const task of readdirSync(`/proc/${p}/task`)) {
-        for (const child of readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(child));
+      if (Number.isFinite(onCpu) && Number.isFinite(onQueue)) {
+        ran += onCpu!;
+        waited += onQueue!;
+        read++;
       }
     } catch {
       /* gone meanwhile, or no schedstat on this kernel */
     }
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${p}/task`);
+    } catch {
+      return;
+    }
+    for (const task of tasks) {
+      let children: string[] = [];
+      try {
+        children = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      } catch {
+        /* this thread ended meanwhile: the others still name their children */
+      }
+      for (const child of children) visit(Number(child));
+    }
   };
   visit(pid);
-  return { ranS: ran / 1e9, waitedS: waited / 1e9 };
+  // Nothing read (no schedstat here): not a measured zero.
+  return read === 0 ? { ranS: NaN, waitedS: NaN } : { ranS: ran / 1e9, waitedS: waited / 1e9 };
 }
 
 /** Ticks (user + system) of every process on the machine, keyed by pid, with a readable name. */

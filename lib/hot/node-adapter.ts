@@ -73,8 +73,10 @@ export function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buf
  * frames the body (content-length or chunks), so a request behind it on the connection is parsed
  * as usual. What this spares each of a crowd told 已抢光 with a body on the request (the room's
  * join): the body pushed into the stream, then the dump's resume, read, end, destroy and close
- * (docs/hot-server.md#less-of-nodes-machinery-per-request). If a node version stops reading these
- * flags, the body is read and dumped as before.
+ * (docs/hot-server.md#less-of-nodes-machinery-per-request). The flags are node 20's private
+ * fields: a node that stopped honouring `_dumped` in its parser but still honoured `_consuming`
+ * would buffer a dropped body and never dump it, and a body past the stream's high-water mark
+ * would then pause the connection; check this path (lib/hot/keep-alive.test.ts) on a node upgrade.
  */
 export function dropBody(req: IncomingMessage): void {
   const r = req as IncomingMessage & { _dumped: boolean; _consuming: boolean; _readableState: { emittedReadable: boolean } };

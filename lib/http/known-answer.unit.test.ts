@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { route } from '@/lib/http/route';
+import { AppError } from '@/lib/errors';
 import { writeReply } from '@/lib/hot/node-adapter';
 import type { Reply } from '@/lib/http/respond';
 
@@ -16,7 +17,7 @@ const req = () => new Request('http://hot.local/api/x', { method: 'POST' });
 
 describe('a known answer', () => {
   it('is one frozen reply per known object, a new one for a new object', () => {
-    known = { state: 'soldout', served: 10 };
+    known = Object.freeze({ state: 'soldout', served: 10 });
     const a = handler.core(req(), {}) as Reply;
     const b = handler.core(req(), {}) as Reply;
     expect(b).toBe(a);
@@ -27,10 +28,30 @@ describe('a known answer', () => {
     expect(https).not.toBe(a);
     expect(https.headers?.['Strict-Transport-Security']).toBeDefined();
     expect(a.headers?.['Strict-Transport-Security']).toBeUndefined();
-    known = { state: 'soldout', served: 11 };
+    known = Object.freeze({ state: 'soldout', served: 11 });
     const c = handler.core(req(), {}) as Reply;
     expect(c).not.toBe(a);
     expect(c.body).toEqual({ data: { state: 'soldout', served: 11 } });
+  });
+
+  it('that could change in place (not frozen) is answered afresh each time, never stale', () => {
+    const changing = { state: 'waiting', served: 1 };
+    known = changing;
+    const a = handler.core(req(), {}) as Reply;
+    changing.served = 2;
+    const b = handler.core(req(), {}) as Reply;
+    expect(b).not.toBe(a);
+    expect(Object.isFrozen(a)).toBe(false);
+    expect(b.body).toEqual({ data: { state: 'waiting', served: 2 } });
+  });
+
+  it('a shared refusal error is one frozen reply too', () => {
+    const refusal = new AppError('SOLD_OUT', '已抢光');
+    known = refusal;
+    const a = handler.core(req(), {}) as Reply;
+    expect(handler.core(req(), {})).toBe(a);
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(a.status).toBe(410);
   });
 });
 

@@ -144,14 +144,17 @@ function answer(out: unknown, req: Request, https: boolean, started: number): Re
 
 /**
  * A known answer (RouteOptions.known) is the same for everyone who gets it (a sold-out room's
- * 已抢光, a remembered refusal): when it is one shared object, so is its reply, frozen, which the
+ * 已抢光, a remembered refusal): when it is one shared object that cannot change (frozen, as the
+ * room's sold-out view, or one of the shared refusal errors), so is its reply, frozen, which the
  * hot server then serializes once for the whole crowd (lib/hot/node-adapter.ts writeReply). Keyed
- * by the object: a new known value (a new snapshot of the room) gets a reply of its own.
+ * by the object: a new known value (a new snapshot of the room) gets a reply of its own. Any other
+ * known value is answered afresh each time, so one changed in place is never answered stale.
  */
 const knownReplies = [new WeakMap<object, Reply>(), new WeakMap<object, Reply>()] as const;
 
 function answerKnown(known: unknown, req: Request, https: boolean, started: number): Reply | Response {
-  if (typeof known !== 'object' || known === null || known instanceof Response) return answer(known, req, https, started);
+  const shared = typeof known === 'object' && known !== null && (Object.isFrozen(known) || known instanceof AppError);
+  if (!shared) return answer(known, req, https, started);
   const cache = knownReplies[https ? 1 : 0];
   let reply = cache.get(known);
   if (reply === undefined) {
