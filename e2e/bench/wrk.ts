@@ -70,20 +70,39 @@ function readStat(pid: number): { comm: string; ticks: number } {
   return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(f[11]) + Number(f[12]) };
 }
 
-/** CPU seconds (user + system) of a process and all its descendants still running (Linux /proc). */
-export function treeCpuSeconds(pid: number): number {
-  let ticks = 0;
+/** Each process of a tree (a pid and its descendants still running, Linux /proc), once. */
+function processTree(pid: number): number[] {
+  const out: number[] = [];
   const visit = (p: number) => {
+    out.push(p);
+    let tasks: string[] = [];
     try {
-      ticks += readStat(p).ticks;
-      for (const task of readdirSync(`/proc/${p}/task`)) {
-        for (const child of readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(child));
-      }
+      tasks = readdirSync(`/proc/${p}/task`);
     } catch {
-      /* gone meanwhile */
+      return; // gone meanwhile
+    }
+    for (const task of tasks) {
+      try {
+        for (const child of readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(child));
+      } catch {
+        /* this thread ended meanwhile: the others still name their children */
+      }
     }
   };
   visit(pid);
+  return out;
+}
+
+/** CPU seconds (user + system) of a process and all its descendants still running (Linux /proc). */
+export function treeCpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const p of processTree(pid)) {
+    try {
+      ticks += readStat(p).ticks;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
   return ticks / CLOCK_TICKS;
 }
 
@@ -97,7 +116,7 @@ export function treeRunQueue(pid: number): { ranS: number; waitedS: number } {
   let ran = 0;
   let waited = 0;
   let read = 0;
-  const visit = (p: number) => {
+  for (const p of processTree(pid)) {
     try {
       const [onCpu, onQueue] = readFileSync(`/proc/${p}/task/${p}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
       if (Number.isFinite(onCpu) && Number.isFinite(onQueue)) {
@@ -108,23 +127,7 @@ export function treeRunQueue(pid: number): { ranS: number; waitedS: number } {
     } catch {
       /* gone meanwhile, or no schedstat on this kernel */
     }
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${p}/task`);
-    } catch {
-      return;
-    }
-    for (const task of tasks) {
-      let children: string[] = [];
-      try {
-        children = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-      } catch {
-        /* this thread ended meanwhile: the others still name their children */
-      }
-      for (const child of children) visit(Number(child));
-    }
-  };
-  visit(pid);
+  }
   // Nothing read (no schedstat here): not a measured zero.
   return read === 0 ? { ranS: NaN, waitedS: NaN } : { ranS: ran / 1e9, waitedS: waited / 1e9 };
 }
