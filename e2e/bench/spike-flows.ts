@@ -67,7 +67,7 @@ const retryable = (r: SendResult) => r.status === 503 || r.status === 0;
 
 /** How long the page's next look waits (app/(shop)/seckill/[voucherId]/room/room-view.tsx): a quarter of the estimate, 1–5 s. */
 export function lookDelayMs(estimateMs: number | null | undefined): number {
-  return Math.min(5000, Math.max(1000, (estimateMs ?? 4000) / 4));
+  return Math.round(Math.min(5000, Math.max(1000, (estimateMs ?? 4000) / 4)));
 }
 
 interface Look {

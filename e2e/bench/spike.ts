@@ -372,3 +372,21 @@ export function combineRuns(header: string[], results: RunResult[]): RunResult {
     ],
   };
 }
+
+/**
+ * What fails a spike's run, for one server: socket errors, 5xx answers other than 503 (a 503 is
+ * the shedding the product means, retried by the client after Retry-After; printed, counted in
+ * the row), users without a final answer, and users whose final answer was a 400: the flow sent a
+ * request the server found invalid (a long poll's `wait` of 1234.5 ms once ended 109 users' room
+ * visits that way, unseen), so what the run measured is not the flow it names.
+ */
+export function spikeProblems(who: string, s: SpikeSummary): string[] {
+  const other5xx = s.fivexx - (s.answers['503'] ?? 0);
+  const invalid = s.finals['400'] ?? 0;
+  return [
+    ...(s.errors ? [`${who}: ${s.errors} socket errors`] : []),
+    ...(other5xx ? [`${who}: ${other5xx} answers 5xx other than 503`] : []),
+    ...(s.unanswered ? [`${who}: ${s.unanswered} users without a final answer`] : []),
+    ...(invalid ? [`${who}: ${invalid} users' final answer was a 400 (a request the server refused as invalid)`] : []),
+  ];
+}

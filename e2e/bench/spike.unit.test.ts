@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { combineRuns, roomFigures, runSpike, sourceAddresses, summarizeSpike, winOrder, type UserRecord } from './spike';
+import { combineRuns, roomFigures, runSpike, sourceAddresses, spikeProblems, summarizeSpike, winOrder, type UserRecord } from './spike';
 import { createChallenge, verifySolution } from 'altcha-lib';
 import { lookDelayMs, retryDelayMs, solveAltcha } from './spike-flows';
 
@@ -34,9 +34,10 @@ beforeAll(async () => {
       setTimeout(() => res.end('{"code":"SOLD_OUT"}}'), 5);
       return;
     }
-    const status = token.startsWith('bad-') ? 500 : first ? 503 : 200;
+    const status = token.startsWith('bad-') ? 500 : token.startsWith('invalid-') ? 400 : first ? 503 : 200;
+    const code = status === 503 ? 'SERVICE_UNAVAILABLE' : status === 400 ? 'VALIDATION' : 'INTERNAL';
     res.writeHead(status, { 'content-type': 'application/json', ...(status === 503 ? { 'retry-after': '0.05' } : {}) });
-    res.end(JSON.stringify(status === 200 ? { data: { orderId: '1' } } : { error: { code: status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL' } }));
+    res.end(JSON.stringify(status === 200 ? { data: { orderId: '1' } } : { error: { code } }));
   });
   await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 1024 }, r));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -91,6 +92,18 @@ describe('the real-concurrency spike', () => {
     expect(s.finals).toEqual({ '500': 2 });
     expect(s.unanswered).toBe(2);
     expect(s.requests).toBe(2);
+    expect(spikeProblems('the app', s)).toEqual(['the app: 2 answers 5xx other than 503', 'the app: 2 users without a final answer']);
+  }, 30_000);
+
+  it('a final answer of 400 (the flow sent something the server refused as invalid) fails the run; shed 503s retried to a 200 do not', async () => {
+    const run = await runSpike({ origin, path: '/x', flow: 'grab', tokens: ['invalid-1', 'invalid-2', 'invalid-3'], clients: 1, sources: sourceAddresses(1, 201, 10), windowMs: 10 });
+    const s = summarizeSpike(run, 2);
+    expect(s.finals).toEqual({ '400': 3 });
+    expect(s.codes).toEqual({ VALIDATION: 3 });
+    expect(spikeProblems('the app', s)).toEqual(["the app: 3 users' final answer was a 400 (a request the server refused as invalid)"]);
+    const fine = summarizeSpike(await runSpike({ origin, path: '/x', flow: 'grab', tokens: ['user-late-1'], clients: 1, sources: sourceAddresses(1, 201, 11), windowMs: 10 }), 2);
+    expect(fine.answers).toEqual({ '200': 1, '503': 1 });
+    expect(spikeProblems('the app', fine)).toEqual([]);
   }, 30_000);
 
   it('a chunked answer is read whole', async () => {
@@ -122,6 +135,8 @@ describe('the real-concurrency spike', () => {
     expect(lookDelayMs(8000)).toBe(2000);
     expect(lookDelayMs(60_000)).toBe(5000);
     expect(lookDelayMs(null)).toBe(1000);
+    // A whole number of ms: the room's `wait` is an integer, and 1234.5 is refused with a 400.
+    expect(lookDelayMs(4938)).toBe(1235);
   });
 });
 

@@ -40,7 +40,7 @@ import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/secki
 import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale, waitForDrain } from '../setup';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
-import { combineRuns, formatSpike, roomFigures, runSpike, sourceAddresses, stepTimeline, summarizeSpike, winOrder, type SpikeSummary, type UserRecord } from '../spike';
+import { combineRuns, formatSpike, roomFigures, runSpike, sourceAddresses, spikeProblems, stepTimeline, summarizeSpike, winOrder, type UserRecord } from '../spike';
 import { bareFlow, flows, solveAltcha, type Challenge } from '../spike-flows';
 import type { RunResult, Scenario } from '../types';
 import { runWrk, serversCpuSeconds, treeRunQueue } from '../wrk';
@@ -208,8 +208,8 @@ export const scenario: Scenario = {
         ...(sale.lost ? [`lost ${sale.lost}`] : []),
         ...(sale.orders !== sold ? [`sold ${sale.orders} of ${sold}`] : []),
         ...sale.violations,
-        ...problems('the app', app),
-        ...problems('the bare server', bare),
+        ...spikeProblems('the app', app),
+        ...spikeProblems('the bare server', bare),
         ...(rf && rf.firstTicket + rf.firstSoldOut !== users ? [`the app: ${users - rf.firstTicket - rf.firstSoldOut} users' first answer was neither a ticket nor 已抢光`] : []),
         ...(rf && rf.soldOutTooEarly ? [`the app: ${rf.soldOutTooEarly} users heard 已抢光 before the last winner had a grab token`] : []),
       ];
@@ -263,18 +263,4 @@ async function warmRoom(origin: string, tokens: string[], powCost: number): Prom
       if (p.data?.grabUrl) await fetch(`${origin}${p.data.grabUrl}`, { method: 'POST', headers });
     }),
   );
-}
-
-/**
- * What fails the run: socket errors, 5xx answers other than 503 (a 503 is the shedding the product
- * means, retried by the client after Retry-After; printed, counted in the row), users without a
- * final answer.
- */
-function problems(who: string, s: SpikeSummary): string[] {
-  const other5xx = s.fivexx - (s.answers['503'] ?? 0);
-  return [
-    ...(s.errors ? [`${who}: ${s.errors} socket errors`] : []),
-    ...(other5xx ? [`${who}: ${other5xx} answers 5xx other than 503`] : []),
-    ...(s.unanswered ? [`${who}: ${s.unanswered} users without a final answer`] : []),
-  ];
 }
