@@ -69,6 +69,8 @@ export interface VoucherTable extends Timestamps {
 }
 export const VoucherType = { NORMAL: 0, SECKILL: 1 } as const;
 export const VoucherStatus = { ON_SALE: 1, TAKEN_DOWN: 2 } as const;
+/** tb_voucher_order.stock_return: a cancelled or refunded seckill order's unit, taken back by MySQL, owed to Redis until the Redis step ran. */
+export const StockReturn = { none: 0, owedToRedis: 1, done: 2 } as const;
 
 export interface SeckillVoucherTable extends Timestamps {
   voucher_id: Id;

@@ -7,13 +7,11 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '@/lib/db/client';
-import { VoucherStatus } from '@/lib/db/schema';
+import { StockReturn, VoucherStatus } from '@/lib/db/schema';
 
 export const OrderStatus = { unpaid: 1, paid: 2, used: 3, cancelled: 4, refunding: 5, refunded: 6 } as const;
 export type OrderStatusCode = (typeof OrderStatus)[keyof typeof OrderStatus];
 
-/** tb_voucher_order.stock_return */
-export const StockReturn = { none: 0, owedToRedis: 1, done: 2 } as const;
 
 export interface LifecycleOrder {
   id: string;

@@ -63,8 +63,10 @@ export async function preheatVoucher(db: Executor, redis: RedisClient, voucherId
     for await (const page of forfeitIdPages(trx, voucherId)) await redis.sadd(keys.seckillForfeit(voucherId), ...page);
     // A return Redis forgot (a failover to a replica that had not seen it) left its buyer in the
     // buyers set though MySQL says the unit came back: the stock recomputed below would stay one
-    // short for good. Such users hold nothing (forfeited above, they cannot buy again); a return of
-    // theirs still owed finds them gone and adds nothing (lua/seckill-return-8.lua).
+    // short for good. Such users hold nothing (forfeited above, they cannot buy again). A user whose
+    // return is still owed to Redis is not among them: that return moves the unit itself, to the
+    // waitlist's head before the open stock (lua/seckill-return-8.lua); taken out here, the unit
+    // would go to the open stock now and the return, finding them gone, would offer nothing.
     for await (const page of goneBuyerIdPages(trx, voucherId)) await redis.srem(keys.seckillBuyers(voucherId), ...page);
     let r: PreheatResult | undefined;
     for await (const page of buyerIdPages(trx, voucherId)) {

@@ -1,6 +1,7 @@
 /** SQL for tb_seckill_voucher and the buyers view of tb_voucher_order. */
 import { sql } from 'kysely';
 import type { DB, Executor } from '@/lib/db/client';
+import { StockReturn } from '@/lib/db/schema';
 
 export interface SeckillRow {
   voucherId: string;
@@ -71,12 +72,19 @@ export function forfeitIdPages(db: Executor, voucherId: string, pageSize = 5000)
   return userIdPages(db, voucherId, RETURNED_ORDER_STATUSES, pageSize, true);
 }
 
-/** The users who gave a unit of the voucher back and hold none now: never buyers, whatever Redis remembers. */
+/**
+ * The users who gave a unit of the voucher back, hold none now and are owed nothing by Redis: never
+ * buyers, whatever Redis remembers. A user whose return is still owed to Redis (stock_return = 1:
+ * MySQL took the unit back, the Redis step has not run yet) is left out: that return takes them
+ * out of the buyers set itself and gives the unit to the head of the waitlist, and only when nobody
+ * waits to the open stock. Taken out here first, their unit went to the open stock at the preheat
+ * and the owed return, finding them gone, offered nothing: the waitlist skipped.
+ */
 export function goneBuyerIdPages(db: Executor, voucherId: string, pageSize = 5000): AsyncGenerator<string[]> {
   return userIdPages(db, voucherId, RETURNED_ORDER_STATUSES, pageSize, true, true);
 }
 
-async function* userIdPages(db: Executor, voucherId: string, statuses: number[], pageSize: number, distinct: boolean, holdingNone = false): AsyncGenerator<string[]> {
+async function* userIdPages(db: Executor, voucherId: string, statuses: number[], pageSize: number, distinct: boolean, gone = false): AsyncGenerator<string[]> {
   let after = '0';
   for (;;) {
     let q = db
@@ -88,9 +96,19 @@ async function* userIdPages(db: Executor, voucherId: string, statuses: number[],
       .orderBy('o.user_id')
       .limit(pageSize);
     if (distinct) q = q.distinct();
-    if (holdingNone) {
-      q = q.where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('tb_voucher_order as l').select('l.id').whereRef('l.voucher_id', '=', 'o.voucher_id').whereRef('l.user_id', '=', 'o.user_id').where('l.status', 'in', LIVE_ORDER_STATUSES))),
+    if (gone) {
+      // Holding no live order, and no return of theirs still owed to Redis.
+      q = q.where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('tb_voucher_order as l')
+              .select('l.id')
+              .whereRef('l.voucher_id', '=', 'o.voucher_id')
+              .whereRef('l.user_id', '=', 'o.user_id')
+              .where((w) => w.or([w('l.status', 'in', LIVE_ORDER_STATUSES), w('l.stock_return', '=', StockReturn.owedToRedis)])),
+          ),
+        ),
       );
     }
     const rows = await q.execute();

@@ -33,6 +33,10 @@ import { firstShopId } from '@/lib/seckill/seckill.repository';
 import { grabVoucher } from '@/lib/seckill/grab';
 import { readLiveStock } from '@/lib/admin/live-stock';
 import { register } from 'prom-client';
+import { preheatVoucher } from '@/lib/seckill/preheat';
+import { markCancelled, returnStockRow } from '@/lib/order/lifecycle.repository';
+import { completeOwedReturns } from '@/lib/order/stock-return';
+import { env } from '@/lib/env';
 
 const suite = orderWorkerSuite({ options: { batchWaitMs: 5, sweepIntervalMs: 500, staleMs: 1000 }, waitOutKeys: true });
 let shopId: string;
@@ -175,6 +179,38 @@ describe('returns, offers and claims', () => {
     expect((await claim(c!, s.voucherId)).status).toBe(200);
     await waitPersisted(db, redis, s.voucherId, 5);
     await assertInvariants(s.voucherId, { drained: true });
+  });
+
+  it("a preheat between a cancel's commit and its Redis step leaves the unit to that return: offered to the first waiter, never put on open sale", async () => {
+    const s = await soldOutSaleWithWaitlist(3, 2);
+    const [first] = s.waiting;
+    const x = s.buyers[0]!;
+    // The cancel's MySQL half alone, as when its process dies before the Redis step: the return is owed.
+    await db.transaction().execute(async (trx) => {
+      expect(await markCancelled(trx, s.orderOf(x), 'buyer', env.ORDER_PAY_TIMEOUT_SECONDS)).toBe(true);
+      expect(await returnStockRow(trx, s.voucherId)).toBe(true);
+    });
+    // A console edit, the draw or the repair after a Redis restart preheats meanwhile: the buyer
+    // stays a buyer until the owed return runs (buyers = orders + pending + returns owed).
+    await preheatVoucher(db, redis, s.voucherId);
+    expect(await redis.sismember(keys.seckillBuyers(s.voucherId), x.userId)).toBe(1);
+    expect((await readSeckillState(redis, s.voucherId))!).toMatchObject({ remaining: 0, buyers: 3, offers: 0 });
+    await assertInvariants(s.voucherId);
+    // The backstop completes the owed return: the unit is the first waiter's offer, not open stock.
+    expect(await completeOwedReturns(db, redis, 0)).toBeGreaterThanOrEqual(1);
+    expect(await offered(s.voucherId)).toEqual([first!.userId]);
+    expect((await readSeckillState(redis, s.voucherId))!).toMatchObject({ remaining: 0, buyers: 2, offers: 1 });
+    await assertInvariants(s.voucherId);
+  });
+
+  it('ten cancels racing five preheats: every unit is offered to a waiter in joining order, none reaches the open stock', async () => {
+    const s = await soldOutSaleWithWaitlist(10, 10);
+    const results = await Promise.all([...s.buyers.map((u) => cancel(u, s.orderOf(u))), ...Array.from({ length: 5 }, () => preheatVoucher(db, redis, s.voucherId))]);
+    expect(results.slice(0, 10).map((r) => (r as { status: number }).status)).toEqual(Array(10).fill(200));
+    await completeOwedReturns(db, redis, 0);
+    expect((await offered(s.voucherId)).sort()).toEqual(s.waiting.map((u) => u.userId).sort());
+    expect((await readSeckillState(redis, s.voucherId))!).toMatchObject({ remaining: 0, buyers: 0, offers: 10 });
+    await assertInvariants(s.voucherId);
   });
 });
 
