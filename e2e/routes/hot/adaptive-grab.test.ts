@@ -164,10 +164,15 @@ describe.skipIf(!process.env.HOT_ADMISSION_PROOF)('adaptive admission on the rea
     const fixed = { once: f.once!, tripled: f.tripled! };
 
     expect(adaptive.alone.shed, seen).toBe(0);
-    // C/2 is at or below the knee: at most a few grabs in a thousand shed. (Not none: when the
-    // knee is the last step C/2 sits on it, where a window's p90 wanders ±30 % by itself, and
-    // three such windows in a row now and then cost a handful of 503s out of 15 000–20 000.)
-    expect(adaptive.half.shed / (adaptive.half.answered + adaptive.half.shed), seen).toBeLessThan(0.005);
+    // C/2 is at or below the knee: almost nothing shed, and a small part of what 3C sheds. (Not
+    // none: when the knee is the last step C/2 sits on it, where a window's p90 wanders ±30 % by
+    // itself, and three such windows in a row now and then cost a few dozen 503s. On a box that
+    // serves 15 000–20 000 grabs in the half phase that is under 0.5 %; on a slower one (3 000–
+    // 7 000, 2026-11-28: 0.6–1.2 % shed at C/2 in three runs, against 3–13 % at 3C in the same
+    // runs) the same few dozen are a larger share, so the bound is 2 % and a quarter of 3C's share.)
+    const share = (r: { shed: number; answered: number }) => r.shed / (r.answered + r.shed);
+    expect(share(adaptive.half), seen).toBeLessThan(0.02);
+    expect(share(adaptive.half), seen).toBeLessThan(share(adaptive.tripled) / 4);
     expect(adaptive.tripled.answered, seen).toBeGreaterThan(200);
     expect(adaptive.tripled.shed, seen).toBeGreaterThan(0);
     expect(adaptive.tripled.p90, seen).toBeLessThan(1.5 * adaptive.once.p90);
