@@ -12,7 +12,6 @@ import { StockReturn, VoucherStatus } from '@/lib/db/schema';
 export const OrderStatus = { unpaid: 1, paid: 2, used: 3, cancelled: 4, refunding: 5, refunded: 6 } as const;
 export type OrderStatusCode = (typeof OrderStatus)[keyof typeof OrderStatus];
 
-
 export interface LifecycleOrder {
   id: string;
   userId: string;
