@@ -28,7 +28,7 @@ const pinned: Record<string, string> = {
   'seckill-return': '5fde9ff0f9af7c8d9ed1d1812eca8e78e16a41f0',
   'seckill-offer-claim': 'c91ea6fb5e9b74397d9e599afdf36113672285d5',
   'seckill-offer-expire': '2a0ca3832d548d60453336d4283315c244a86a86',
-  'seckill-waitlist-join': '7566c6fb21c2a102577815952dd39a3b5b52e25f',
+  'seckill-waitlist-join': '358605f9db8f167d1b903a39462bca27f091cd52',
   'seckill-turn-keep': '9aeca240fe5abab1c41eb513570a2585c9c53123',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',
   'session-touch': '60db9c5b5159a996735be5ba843c3427c934e100',

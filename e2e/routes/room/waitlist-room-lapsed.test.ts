@@ -67,4 +67,36 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     expect((await joinWaitlist(g2!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 2 });
     await assertInvariants(voucherId);
   });
+
+  it('joining in the moment after one\'s own offer expired, before the pass closed it, queues behind everyone at once (not a silent no-op), and the pass then gives the unit to the next in line', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
+    const [a, g1, g2, h] = await createTestUsers(db, redis, 4);
+    const ja = await callJoin(a!, voucherId);
+    for (const p of [g1!, g2!, h!]) expect((await callJoin(p, voucherId, { altcha: await solveGate(p, voucherId) })).status).toBe(200);
+    const orderId = await buyThroughRoom(a!, voucherId, ja.json.data.ticket);
+    await waitDrained(db, redis, voucherId, 1);
+    for (const p of [g1!, g2!, h!]) expect((await joinWaitlist(p, voucherId)).status).toBe(200);
+
+    expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: orderId } })).status).toBe(200);
+    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    // g1's offer runs out by Redis' clock; no pass has run (the tests run none by themselves).
+    const expiresAt = Number(await redis.zscore(keys.seckillOffers(voucherId), g1!.userId));
+    await waitFor("g1's offer is past its expiry", async () => {
+      const [s, us] = await redis.time();
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000) >= expiresAt ? true : null;
+    }, 10_000, 50);
+    expect(await offered(voucherId)).toEqual([g1!.userId]); // still open in Redis: the pass closes it
+
+    // g1 joins again now: behind g2 and h, their room place spent, as after the pass.
+    const again = await joinWaitlist(g1!, voucherId);
+    expect(again.status).toBe(200);
+    expect(again.json.data.me).toEqual({ state: 'waiting', position: 3 });
+
+    // The pass closes the offer and gives the unit to the head, g2, not back to g1.
+    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 1, offered: 1, toStock: 0 });
+    expect(await offered(voucherId)).toEqual([g2!.userId]);
+    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 2 });
+    expect(await positionOf(h!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+    await assertInvariants(voucherId);
+  });
 });
