@@ -24,12 +24,11 @@ import { readSeckillState } from '@/lib/seckill/state';
 import { keys } from '@/lib/redis/keys';
 import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
 import { waitlistNumbers } from '@/lib/seckill/waitlist/numbers';
-import { createTestUsers, type TestUser } from '@/e2e/support/fixtures/seckill';
+import { createTestUsers, testShopId, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { createSaleInShop, grabAll, waitPersisted } from '@/e2e/support/fixtures/order-lifecycle';
 import { backdateOrder, orderRow } from '@/e2e/support/fixtures/order-lifecycle.repository';
 import { cancelIfOverdue } from '@/lib/order/lifecycle';
 import { startOfferExpiry } from '@/lib/seckill/waitlist/offer-expiry';
-import { firstShopId } from '@/lib/seckill/seckill.repository';
 import { grabVoucher } from '@/lib/seckill/grab';
 import { readLiveStock } from '@/lib/admin/live-stock';
 import { register } from 'prom-client';
@@ -43,7 +42,7 @@ let shopId: string;
 
 beforeAll(async () => {
   await suite.start();
-  shopId = (await firstShopId(db)) ?? '1';
+  shopId = await testShopId(db);
 });
 
 afterAll(suite.end);
