@@ -16,7 +16,8 @@
   Returns  {0, payload, at}  claimed; payload is the order message, at its time (ms, Redis clock)
            {1}               unknown voucher (not preheated)
            {3}               the sale has ended
-           {4}               already bought
+           {4}               already bought (an open unit, after the offer was made); the offer is
+                             ended now, so the next expiry pass moves its unit on
            {7}               forfeited: this user gave a unit of this sale back (after the offer was
                              made: they grabbed an open unit meanwhile and cancelled it); the offer
                              is ended now, so the next expiry pass moves its unit on
@@ -40,6 +41,9 @@ if now >= expires then
   return {14}
 end
 if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then
+  -- They bought an open unit meanwhile (one per user): the offer can never be claimed, so it ends
+  -- now and the next expiry pass moves its unit on, rather than holding it until its expiry.
+  redis.call('ZADD', KEYS[4], 'XX', now, ARGV[2])
   return {4}
 end
 if redis.call('SISMEMBER', KEYS[6], ARGV[2]) == 1 then

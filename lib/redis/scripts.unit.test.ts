@@ -26,7 +26,7 @@ const pinned: Record<string, string> = {
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
   'seckill-return': '5fde9ff0f9af7c8d9ed1d1812eca8e78e16a41f0',
-  'seckill-offer-claim': 'c91ea6fb5e9b74397d9e599afdf36113672285d5',
+  'seckill-offer-claim': '10ac0ca734378cb16f2c113814a8ccee3f4a9d92',
   'seckill-offer-expire': '2a0ca3832d548d60453336d4283315c244a86a86',
   'seckill-waitlist-join': '358605f9db8f167d1b903a39462bca27f091cd52',
   'seckill-turn-keep': '9aeca240fe5abab1c41eb513570a2585c9c53123',

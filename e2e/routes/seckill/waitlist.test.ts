@@ -180,6 +180,32 @@ describe('returns, offers and claims', () => {
     await assertInvariants(s.voucherId, { drained: true });
   });
 
+  it('an offer held by who bought an open unit meanwhile ends at their claim (ALREADY_BOUGHT), and the next pass moves its unit on at once', async () => {
+    // Sold out to X and Y; A waits. X's return is offered to A; Y's, with nobody else waiting, goes to the open stock.
+    const s = await soldOutSaleWithWaitlist(2, 1);
+    const [a] = s.waiting;
+    const [x, y] = s.buyers;
+    expect((await cancel(x!, s.orderOf(x!))).status).toBe(200);
+    expect((await cancel(y!, s.orderOf(y!))).status).toBe(200);
+    expect(await offered(s.voucherId)).toEqual([a!.userId]);
+    // The offer open for minutes, as in production (this file's offers last 2 s, for the expiry tests).
+    await redis.zadd(keys.seckillOffers(s.voucherId), 'XX', Date.now() + 600_000, a!.userId);
+    // A grabs the open unit instead of claiming: A is a buyer, the offer can never be claimed.
+    expect((await grabVoucher(db, redis, { voucherId: s.voucherId, userId: a!.userId, ip: '10.9.9.9' })).status).toBe('pending');
+    const [c] = await createTestUsers(db, redis, 1);
+    expect((await join(c!, s.voucherId)).status).toBe(200);
+    expect(await expireOffers(redis, s.voucherId)).toEqual({ expired: 0, offered: 0, toStock: 0 }); // still open
+    const r = await claim(a!, s.voucherId);
+    expect(r.status).toBe(409);
+    expect(r.json.error.code).toBe('ALREADY_BOUGHT');
+    // The claim ended it: the next pass offers the unit to C, ten minutes before the offer's own expiry.
+    expect(await expireOffers(redis, s.voucherId)).toEqual({ expired: 1, offered: 1, toStock: 0 });
+    expect(await offered(s.voucherId)).toEqual([c!.userId]);
+    expect((await claim(c!, s.voucherId)).status).toBe(200);
+    await waitPersisted(db, redis, s.voucherId, 4);
+    await assertInvariants(s.voucherId, { drained: true });
+  });
+
   it("a preheat between a cancel's commit and its Redis step leaves the unit to that return: offered to the first waiter, never put on open sale", async () => {
     const s = await soldOutSaleWithWaitlist(3, 2);
     const [first] = s.waiting;
