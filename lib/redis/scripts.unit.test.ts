@@ -27,7 +27,7 @@ const pinned: Record<string, string> = {
   'seckill-release': 'cfe14f34bcd6d0b613186c04532538ca08866819',
   'seckill-return': '5fde9ff0f9af7c8d9ed1d1812eca8e78e16a41f0',
   'seckill-offer-claim': '10ac0ca734378cb16f2c113814a8ccee3f4a9d92',
-  'seckill-offer-expire': '2a0ca3832d548d60453336d4283315c244a86a86',
+  'seckill-offer-expire': '3bc8e84e10c4aebd16e4c3220f38b3d8dbb6c8a4',
   'seckill-waitlist-join': '358605f9db8f167d1b903a39462bca27f091cd52',
   'seckill-turn-keep': '9aeca240fe5abab1c41eb513570a2585c9c53123',
   'seckill-touch-pending': '2a84d9f245fedf747ed488643dc7f073447d094d',

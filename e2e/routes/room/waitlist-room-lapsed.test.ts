@@ -99,4 +99,29 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     expect(await positionOf(h!, voucherId)).toEqual({ state: 'waiting', position: 1 });
     await assertInvariants(voucherId);
   });
+
+  it('who joined again in that moment, alone on the list, is not offered the same unit again: it goes to the open stock, their entry stays', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
+    const [a, g1] = await createTestUsers(db, redis, 2);
+    const ja = await callJoin(a!, voucherId);
+    expect((await callJoin(g1!, voucherId, { altcha: await solveGate(g1!, voucherId) })).status).toBe(200);
+    const orderId = await buyThroughRoom(a!, voucherId, ja.json.data.ticket);
+    await waitDrained(db, redis, voucherId, 1);
+    expect((await joinWaitlist(g1!, voucherId)).status).toBe(200);
+    expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: orderId } })).status).toBe(200);
+    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    const expiresAt = Number(await redis.zscore(keys.seckillOffers(voucherId), g1!.userId));
+    await waitFor("g1's offer is past its expiry", async () => {
+      const [s, us] = await redis.time();
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000) >= expiresAt ? true : null;
+    }, 10_000, 50);
+    expect((await joinWaitlist(g1!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 1 });
+
+    // Were the unit offered to g1 again, a script joining again in each gap (≤ 1 s) would keep it off sale for good.
+    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 1, offered: 0, toStock: 1 });
+    expect(await offered(voucherId)).toEqual([]);
+    expect(await redis.get(keys.seckillStock(voucherId))).toBe('1');
+    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+    await assertInvariants(voucherId);
+  });
 });
