@@ -32,6 +32,15 @@ const offered = (voucherId: string) => redis.zrange(keys.seckillOffers(voucherId
 /** The expiry pass (the worker's timer runs it every second in production), once the open offer is due. */
 const expireDue = (voucherId: string) => waitFor('the open offer expired and moved on', async () => ((await expireOffers(redis, voucherId)).expired > 0 ? true : null), 10_000, 100);
 
+/** Until the user's open offer is past its expiry by Redis' clock (no pass runs by itself in these tests). */
+async function waitPastExpiry(u: TestUser, voucherId: string): Promise<void> {
+  const expiresAt = Number(await redis.zscore(keys.seckillOffers(voucherId), u.userId));
+  await waitFor('the offer is past its expiry', async () => {
+    const [s, us] = await redis.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000) >= expiresAt ? true : null;
+  }, 10_000, 50);
+}
+
 describe("a room sale's waitlist after an offer lapsed", () => {
   it('an offer that expired costs its holder the room place: joining again queues behind the ticket holders still waiting, so two early places cannot pass a unit between them', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
@@ -80,11 +89,7 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: orderId } })).status).toBe(200);
     expect(await offered(voucherId)).toEqual([g1!.userId]);
     // g1's offer runs out by Redis' clock; no pass has run (the tests run none by themselves).
-    const expiresAt = Number(await redis.zscore(keys.seckillOffers(voucherId), g1!.userId));
-    await waitFor("g1's offer is past its expiry", async () => {
-      const [s, us] = await redis.time();
-      return Number(s) * 1000 + Math.floor(Number(us) / 1000) >= expiresAt ? true : null;
-    }, 10_000, 50);
+    await waitPastExpiry(g1!, voucherId);
     expect(await offered(voucherId)).toEqual([g1!.userId]); // still open in Redis: the pass closes it
 
     // g1 joins again now: behind g2 and h, their room place spent, as after the pass.
@@ -110,11 +115,7 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     expect((await joinWaitlist(g1!, voucherId)).status).toBe(200);
     expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: orderId } })).status).toBe(200);
     expect(await offered(voucherId)).toEqual([g1!.userId]);
-    const expiresAt = Number(await redis.zscore(keys.seckillOffers(voucherId), g1!.userId));
-    await waitFor("g1's offer is past its expiry", async () => {
-      const [s, us] = await redis.time();
-      return Number(s) * 1000 + Math.floor(Number(us) / 1000) >= expiresAt ? true : null;
-    }, 10_000, 50);
+    await waitPastExpiry(g1!, voucherId);
     expect((await joinWaitlist(g1!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 1 });
 
     // Were the unit offered to g1 again, a script joining again in each gap (≤ 1 s) would keep it off sale for good.
