@@ -21,6 +21,7 @@ import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
 import { createTestUsers, waitDrained, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
 import { buyThroughRoom, callJoin, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
+import { redisNowMs } from '@/lib/seckill/outbox';
 
 const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
 beforeAll(suite.start);
@@ -35,10 +36,7 @@ const expireDue = (voucherId: string) => waitFor('the open offer expired and mov
 /** Until the user's open offer is past its expiry by Redis' clock (no pass runs by itself in these tests). */
 async function waitPastExpiry(u: TestUser, voucherId: string): Promise<void> {
   const expiresAt = Number(await redis.zscore(keys.seckillOffers(voucherId), u.userId));
-  await waitFor('the offer is past its expiry', async () => {
-    const [s, us] = await redis.time();
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000) >= expiresAt ? true : null;
-  }, 10_000, 50);
+  await waitFor('the offer is past its expiry', async () => ((await redisNowMs(redis)) >= expiresAt ? true : null), 10_000, 50);
 }
 
 describe("a room sale's waitlist after an offer lapsed", () => {
