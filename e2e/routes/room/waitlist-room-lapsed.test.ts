@@ -123,4 +123,61 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
     await assertInvariants(voucherId);
   });
+
+  /** Buyers take the sale's whole stock through the room; `waiters` pass the gate there and join the waitlist, in that order. Returns the buyers' order ids. */
+  async function soldOutWith(voucherId: string, buyers: TestUser[], waiters: TestUser[]): Promise<string[]> {
+    const tickets: string[] = [];
+    for (const b of buyers) tickets.push((await callJoin(b, voucherId)).json.data.ticket);
+    for (const w of waiters) expect((await callJoin(w, voucherId, { altcha: await solveGate(w, voucherId) })).status).toBe(200);
+    const orders: string[] = [];
+    for (const [i, b] of buyers.entries()) orders.push(await buyThroughRoom(b, voucherId, tickets[i]!));
+    await waitDrained(db, redis, voucherId, buyers.length);
+    for (const w of waiters) expect((await joinWaitlist(w, voucherId)).status).toBe(200);
+    return orders;
+  }
+  const cancel = (u: TestUser, orderId: string) => callRoute(cancelRoute, { method: 'POST', token: u.token, params: { id: orderId } });
+
+  it('a return that reaches such a rejoin at the head sets it aside: the entry stays and is served once the pass has closed the old offer', async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 3 });
+    const [a, b, c, g1] = await createTestUsers(db, redis, 4);
+    const [oa, ob, oc] = await soldOutWith(voucherId, [a!, b!, c!], [g1!]);
+    expect((await cancel(a!, oa!)).status).toBe(200);
+    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    await waitPastExpiry(g1!, voucherId);
+    expect((await joinWaitlist(g1!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 1 });
+
+    // b's unit comes back before the pass: g1 still holds the old offer in Redis, so this unit is
+    // not theirs (nobody else waits: the open stock), but their entry stays. (It used to be dropped.)
+    expect((await cancel(b!, ob!)).status).toBe(200);
+    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    expect(await redis.get(keys.seckillStock(voucherId))).toBe('1');
+    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+
+    // The pass closes the old offer (its unit to the open stock, not back to g1); the next return is g1's.
+    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 1, offered: 0, toStock: 1 });
+    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+    expect((await cancel(c!, oc!)).status).toBe(200);
+    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    expect(await redis.get(keys.seckillStock(voucherId))).toBe('2');
+    await assertInvariants(voucherId);
+  });
+
+  it("a pass that closes someone else's offer first sets such a rejoin aside too, and never offers a unit to a user whose old offer it has not closed yet", async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+    const [a, b, g1, g2] = await createTestUsers(db, redis, 4);
+    const [oa, ob] = await soldOutWith(voucherId, [a!, b!], [g1!, g2!]);
+    expect((await cancel(a!, oa!)).status).toBe(200);
+    expect((await cancel(b!, ob!)).status).toBe(200);
+    expect(await offered(voucherId)).toEqual([g1!.userId, g2!.userId]);
+    await waitPastExpiry(g2!, voucherId);
+    // g2's offer is due first, so the pass reaches g1's new entry while g1's own offer is still open in Redis.
+    const g1Expiry = Number(await redis.zscore(keys.seckillOffers(voucherId), g1!.userId));
+    await redis.zadd(keys.seckillOffers(voucherId), 'XX', g1Expiry - 1, g2!.userId);
+    expect((await joinWaitlist(g1!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 1 });
+
+    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 2, offered: 0, toStock: 2 });
+    expect(await offered(voucherId)).toEqual([]);
+    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+    await assertInvariants(voucherId);
+  });
 });
