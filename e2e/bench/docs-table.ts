@@ -81,6 +81,19 @@ function renderAdmissionRow(line: Record<string, unknown>, ctx: RowContext, when
   ]);
 }
 
+/** The conn scenario's row: the servers' CPU per new connection for a known answer, the app beside the bare server (medians of --runs). */
+function renderConnRow(line: Record<string, unknown>, ctx: RowContext, when: string, machine: string): string {
+  const us = (v: unknown) => `${Number(v).toFixed(1)} µs`;
+  const ratios = ((line.ratios as number[] | undefined) ?? []).map((x) => `×${x.toFixed(2)}`).join(', ');
+  return cellsToRow([
+    `\`${ctx.key}\``, when, machine,
+    `server CPU ${us(line.app_us)} per connection, ${fmt(Number(line.app_rps))} connections/s (wrk's own CPU ${us(line.wrk_app_us)} per connection)`,
+    '—',
+    `${us(line.bare_us)} per connection, ${fmt(Number(line.bare_rps))} connections/s (wrk ${us(line.wrk_bare_us)})`,
+    `×${Number(line.ratio).toFixed(2)} the bare server's CPU per connection, median of ${Number(line.runs)} runs (${ratios})`,
+  ]);
+}
+
 /** One markdown row for a verified run; every figure comes from the run's own result. */
 export function renderRow(r: RunResult, ctx: RowContext): string {
   const line = r.line;
@@ -88,6 +101,7 @@ export function renderRow(r: RunResult, ctx: RowContext): string {
   const machine = ctx.machine ?? `${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)}`;
   if (line.scenario === 'spike') return renderSpikeRow(line, ctx, when, machine);
   if (line.scenario === 'admission') return renderAdmissionRow(line, ctx, when, machine);
+  if (line.scenario === 'conn') return renderConnRow(line, ctx, when, machine);
   const accepted = n(line.accepted_per_s);
   const rows = Array.isArray(line.rows) ? (line.rows as { backend: string; perSecond: number; p99Ms: number }[]) : null;
   const result = rows

@@ -101,6 +101,18 @@ describe('docs/benchmarks.md table', () => {
     );
   });
 
+  it("a conn row gives the servers' CPU per connection, the app beside the bare server, and the median ratio with every run's", () => {
+    const conn: RunResult = {
+      line: { scenario: 'conn', variant: 'soldout', runs: 3, app_us: 115.1, bare_us: 85.7, ratio: 1.34, ratios: [1.37, 1.33, 1.34], app_rps: 8682, bare_rps: 11344, wrk_app_us: 65.3, wrk_bare_us: 59.2 },
+      rps: 8682,
+      failures: [],
+      summary: [],
+    };
+    expect(renderRow(conn, { key: 'conn soldout', now: new Date('2026-11-29T04:00:00Z'), machine: 'm' })).toBe(
+      "| `conn soldout` | 2026-11-29 04:00 | m | server CPU 115.1 µs per connection, 8 682 connections/s (wrk's own CPU 65.3 µs per connection) | — | 85.7 µs per connection, 11 344 connections/s (wrk 59.2 µs) | ×1.34 the bare server's CPU per connection, median of 3 runs (×1.37, ×1.33, ×1.34) |",
+    );
+  });
+
   it('refuses a page without the markers instead of writing somewhere else', () => {
     expect(() => updateTable('# no table\n', [{ key: 'a', row: '| `a` |' }])).toThrow(/bench-table/);
   });

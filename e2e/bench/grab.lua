@@ -2,6 +2,8 @@
 -- file $HMDP_TOKENS, rotating per request. A line "<token> <query>" also appends ?<query> to the
 -- URL's path for that token's requests (a room sale's grab token: g=<token>). With HMDP_ONCE=1 each token is sent once (thread t
 -- takes tokens t, t+T, ...) and the run ends (SIGINT from the runner) once every share is answered.
+-- HMDP_BODY, when set, is each request's JSON body (with its Content-Type); HMDP_CLOSE=1 asks for
+-- `Connection: close`, so every request is a new connection (wrk reconnects after each answer).
 -- done() prints one JSON line: requests, duration, latency percentiles (µs), statuses.
 local tokens = {}
 local queries = {}
@@ -17,6 +19,12 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
+local body = os.getenv("HMDP_BODY")
+if body == "" then
+  body = nil
+end
+local close = os.getenv("HMDP_CLOSE") == "1"
+
 function init(args)
   nthreads = tonumber(os.getenv("HMDP_THREADS")) or 1
   once = os.getenv("HMDP_ONCE") == "1"
@@ -30,7 +38,14 @@ function request()
   local k = (i % #tokens) + 1
   i = i + nthreads
   local query = queries[k]
-  return wrk.format("POST", query and (wrk.path .. "?" .. query) or nil, { ["Authorization"] = "Bearer " .. tokens[k] }, nil)
+  local headers = { ["Authorization"] = "Bearer " .. tokens[k] }
+  if body then
+    headers["Content-Type"] = "application/json"
+  end
+  if close then
+    headers["Connection"] = "close"
+  end
+  return wrk.format("POST", query and (wrk.path .. "?" .. query) or nil, headers, body)
 end
 
 function response(status, headers, body)
