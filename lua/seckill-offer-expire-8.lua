@@ -40,29 +40,27 @@ for _, expiredUser in ipairs(due) do
     redis.call('SADD', KEYS[8], expiredUser)
   end
   local given = false
-  -- Who let an offer lapse and joined again before this pass closed it (lua/seckill-waitlist-join-
-  -- 12.lua lets them, behind everyone) keeps that entry: set aside and put back. They are not
-  -- offered this unit if it was theirs (alone on the list, they could otherwise hold one unit off
-  -- sale for good by joining again in each gap), nor another while their old offer is still open
-  -- here (a later one in `due`, or beyond this call's batch): a second offer would lose a unit.
-  local aside = {}
+  -- The holder of the offer closed here has no entry: the join closes a lapsed offer (this pass,
+  -- run by its caller) before it lets its holder join again (lua/seckill-waitlist-join-12.lua).
+  -- Were one there all the same, it is kept but not offered this unit: a user joining again in
+  -- each gap, alone on the list, could otherwise hold one unit off sale for good.
+  local own = nil
   while open and not given do
     local head = redis.call('ZPOPMIN', KEYS[5])
     if #head == 0 then
       break
     end
     local u = head[1]
-    local held = redis.call('ZSCORE', KEYS[6], u)
-    if u == expiredUser or (held and tonumber(held) <= now) then
-      aside[#aside + 1] = head
-    elseif not held and redis.call('SISMEMBER', KEYS[2], u) == 0 and redis.call('SISMEMBER', KEYS[3], u) == 0 then
+    if u == expiredUser then
+      own = head
+    elseif redis.call('SISMEMBER', KEYS[2], u) == 0 and redis.call('SISMEMBER', KEYS[3], u) == 0 and not redis.call('ZSCORE', KEYS[6], u) then
       redis.call('ZADD', KEYS[6], now + tonumber(ARGV[1]), u)
       redis.call('HINCRBY', KEYS[7], 'offered', 1)
       given = true
     end
   end
-  for _, e in ipairs(aside) do
-    redis.call('ZADD', KEYS[5], e[2], e[1])
+  if own then
+    redis.call('ZADD', KEYS[5], own[2], own[1])
   end
   if given then
     offered = offered + 1

@@ -11,9 +11,7 @@
   Where the unit goes (docs/fair-sale.md#waitlist): to the head of the sale's waitlist as an
   offer that expires at now + ARGV[3] ms, if anyone still eligible waits and the sale has not
   ended; only otherwise back to the open stock. Never both, in the same atomic step. Waiters who
-  meanwhile bought, forfeited or hold an open offer are dropped from the head on the way; one
-  whose offer is past its expiry but not yet closed (they joined again in that moment) keeps
-  their entry.
+  meanwhile bought, forfeited or already hold an offer are dropped from the head on the way.
 
   KEYS[1]  seckill:{tag}:stock
   KEYS[2]  seckill:{tag}:buyers
@@ -55,33 +53,17 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local saleEnd = tonumber(redis.call('HGET', KEYS[5], 'end'))
 if saleEnd and now < saleEnd then
-  -- Who let an offer lapse and joined again before the expiry pass closed it (lua/seckill-waitlist-
-  -- join-12.lua lets them, behind everyone) is set aside, not dropped: their entry is a real one,
-  -- served once the pass has closed that offer. Their old offer is not overwritten either: its
-  -- unit is the pass's to move, and a second offer would lose it.
-  local aside = {}
-  local to = nil
   while true do
     local head = redis.call('ZPOPMIN', KEYS[6])
     if #head == 0 then
       break
     end
     local u = head[1]
-    local held = redis.call('ZSCORE', KEYS[7], u)
-    if held and tonumber(held) <= now then
-      aside[#aside + 1] = head
-    elseif not held and redis.call('SISMEMBER', KEYS[2], u) == 0 and redis.call('SISMEMBER', KEYS[4], u) == 0 then
-      to = u
-      break
+    if redis.call('SISMEMBER', KEYS[2], u) == 0 and redis.call('SISMEMBER', KEYS[4], u) == 0 and not redis.call('ZSCORE', KEYS[7], u) then
+      redis.call('ZADD', KEYS[7], now + tonumber(ARGV[3]), u)
+      redis.call('HINCRBY', KEYS[8], 'offered', 1)
+      return {2, u}
     end
-  end
-  for _, e in ipairs(aside) do
-    redis.call('ZADD', KEYS[6], e[2], e[1])
-  end
-  if to then
-    redis.call('ZADD', KEYS[7], now + tonumber(ARGV[3]), to)
-    redis.call('HINCRBY', KEYS[8], 'offered', 1)
-    return {2, to}
   end
 end
 redis.call('INCR', KEYS[1])

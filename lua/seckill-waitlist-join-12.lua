@@ -11,9 +11,11 @@
   whoever never took a ticket behind every ticket holder, in joining order among themselves (the
   score LATE + sequence, in every sale). A waiting user's position can therefore grow when someone
   with an earlier room place joins after them. An offer is the place's turn: whoever let one expire
-  (KEYS[12], or an offer of theirs past its expiry that the pass has not closed yet) joins again as
-  a latecomer, or two early places that never claim would pass every
+  (KEYS[12]) joins again as a latecomer, or two early places that never claim would pass every
   returned unit between them, joining again after each lapse, and nobody behind would get one.
+  An offer past its expiry that the expiry pass (lua/seckill-offer-expire-8.lua) has not closed
+  yet answers {19}: the caller runs the pass, which moves the unit on and notes the lapse, and
+  joins again. No entry ever sits beside an offer the pass has still to close.
 
   KEYS[1]  seckill:{tag}:meta       hash: begin, end (ms), gate (docs/fair-sale.md#the-gate-in-the-grab),
                                     room ('1': a room sale), roomUntil (ms: a room that opened by itself lapses then)
@@ -34,7 +36,8 @@
            {1}                    unknown voucher (not preheated)
            {2}                    not started   {3} ended   {4} already bought   {7} forfeited
            {8}                    the sale's gate does not admit this user
-           {15, expiresAt}        this user already holds an open offer (one past its expiry is not)
+           {15, expiresAt}        this user already holds an open offer
+           {19, expiresAt}        this user's offer is past its expiry, not yet closed by the pass
            {16}                   not sold out: grab instead
            {17}                   the waitlist is full
            {18}                   a room sale, and this user has not passed its bot gate
@@ -56,13 +59,10 @@ end
 if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then
   return {4}
 end
--- An offer past its expiry that the pass (lua/seckill-offer-expire-8.lua) has not closed yet has
--- lapsed all the same: this user joins behind everyone, as they would a moment later, rather than
--- being told they hold an offer the claim would refuse (the pass moves its unit on either way).
+-- Same boundary as the claim (it refuses at now >= expiry) and the pass (it closes score <= now).
 local offer = redis.call('ZSCORE', KEYS[8], ARGV[1])
-local lapsed = offer and tonumber(offer) <= now
-if offer and not lapsed then
-  return {15, offer}
+if offer then
+  return {tonumber(offer) <= now and 19 or 15, offer}
 end
 local rank = redis.call('ZRANK', KEYS[7], ARGV[1])
 if rank then
@@ -90,7 +90,7 @@ if window[4] == '1' and (not window[5] or now < tonumber(window[5]))
 end
 -- A room place, kept even after a room that opened by itself lapsed, unless an offer made for it
 -- expired; without one, behind them all.
-local place = not lapsed and redis.call('SISMEMBER', KEYS[12], ARGV[1]) == 0 and redis.call('ZSCORE', KEYS[10], ARGV[1])
+local place = redis.call('SISMEMBER', KEYS[12], ARGV[1]) == 0 and redis.call('ZSCORE', KEYS[10], ARGV[1])
 local score = place and tonumber(place) or LATE + redis.call('HINCRBY', KEYS[9], 'seq', 1)
 redis.call('ZADD', KEYS[7], score, ARGV[1])
 return {0, redis.call('ZRANK', KEYS[7], ARGV[1]) + 1, length + 1}

@@ -22,6 +22,7 @@ import { createTestUsers, waitDrained, waitFor, type TestUser } from '@/e2e/supp
 import { buyThroughRoom, callJoin, createRoomVoucher, solveGate } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { redisNowMs } from '@/lib/seckill/outbox';
+import { waitKeys } from '@/lib/seckill/waitlist/tag';
 
 const suite = orderWorkerSuite({ waitOutKeys: true, env: saved });
 beforeAll(suite.start);
@@ -38,6 +39,19 @@ async function waitPastExpiry(u: TestUser, voucherId: string): Promise<void> {
   const expiresAt = Number(await redis.zscore(keys.seckillOffers(voucherId), u.userId));
   await waitFor('the offer is past its expiry', async () => ((await redisNowMs(redis)) >= expiresAt ? true : null), 10_000, 50);
 }
+
+/** Buyers take the sale's whole stock through the room; `waiters` pass the gate there and join the waitlist, in that order. Returns the buyers' order ids. */
+async function soldOutWith(voucherId: string, buyers: TestUser[], waiters: TestUser[]): Promise<string[]> {
+  const tickets: string[] = [];
+  for (const b of buyers) tickets.push((await callJoin(b, voucherId)).json.data.ticket);
+  for (const w of waiters) expect((await callJoin(w, voucherId, { altcha: await solveGate(w, voucherId) })).status).toBe(200);
+  const orders: string[] = [];
+  for (const [i, b] of buyers.entries()) orders.push(await buyThroughRoom(b, voucherId, tickets[i]!));
+  await waitDrained(db, redis, voucherId, buyers.length);
+  for (const w of waiters) expect((await joinWaitlist(w, voucherId)).status).toBe(200);
+  return orders;
+}
+const cancel = (u: TestUser, orderId: string) => callRoute(cancelRoute, { method: 'POST', token: u.token, params: { id: orderId } });
 
 describe("a room sale's waitlist after an offer lapsed", () => {
   it('an offer that expired costs its holder the room place: joining again queues behind the ticket holders still waiting, so two early places cannot pass a unit between them', async () => {
@@ -75,109 +89,73 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     await assertInvariants(voucherId);
   });
 
-  it('joining in the moment after one\'s own offer expired, before the pass closed it, queues behind everyone at once (not a silent no-op), and the pass then gives the unit to the next in line', async () => {
+  it("joining in the moment after one's own offer expired, before the pass closed it, closes that offer first: the unit goes to the next in line and the user queues behind everyone at once (not a silent no-op)", async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
     const [a, g1, g2, h] = await createTestUsers(db, redis, 4);
-    const ja = await callJoin(a!, voucherId);
-    for (const p of [g1!, g2!, h!]) expect((await callJoin(p, voucherId, { altcha: await solveGate(p, voucherId) })).status).toBe(200);
-    const orderId = await buyThroughRoom(a!, voucherId, ja.json.data.ticket);
-    await waitDrained(db, redis, voucherId, 1);
-    for (const p of [g1!, g2!, h!]) expect((await joinWaitlist(p, voucherId)).status).toBe(200);
+    const [orderId] = await soldOutWith(voucherId, [a!], [g1!, g2!, h!]);
 
-    expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: orderId } })).status).toBe(200);
+    expect((await cancel(a!, orderId!)).status).toBe(200);
     expect(await offered(voucherId)).toEqual([g1!.userId]);
     // g1's offer runs out by Redis' clock; no pass has run (the tests run none by themselves).
     await waitPastExpiry(g1!, voucherId);
     expect(await offered(voucherId)).toEqual([g1!.userId]); // still open in Redis: the pass closes it
 
-    // g1 joins again now: behind g2 and h, their room place spent, as after the pass.
+    // g1 joins again now: the join closes the lapsed offer (its unit to g2, the head), and g1 queues
+    // behind h, their room place spent, exactly as after the pass.
     const again = await joinWaitlist(g1!, voucherId);
     expect(again.status).toBe(200);
-    expect(again.json.data.me).toEqual({ state: 'waiting', position: 3 });
-
-    // The pass closes the offer and gives the unit to the head, g2, not back to g1.
-    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 1, offered: 1, toStock: 0 });
+    expect(again.json.data.me).toEqual({ state: 'waiting', position: 2 });
     expect(await offered(voucherId)).toEqual([g2!.userId]);
-    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 2 });
     expect(await positionOf(h!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 0, offered: 0, toStock: 0 });
     await assertInvariants(voucherId);
   });
 
-  it('who joined again in that moment, alone on the list, is not offered the same unit again: it goes to the open stock, their entry stays', async () => {
+  it('who joins in that moment alone on the list is not offered the same unit again: it goes on open sale, and the join says so', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
     const [a, g1] = await createTestUsers(db, redis, 2);
-    const ja = await callJoin(a!, voucherId);
-    expect((await callJoin(g1!, voucherId, { altcha: await solveGate(g1!, voucherId) })).status).toBe(200);
-    const orderId = await buyThroughRoom(a!, voucherId, ja.json.data.ticket);
-    await waitDrained(db, redis, voucherId, 1);
-    expect((await joinWaitlist(g1!, voucherId)).status).toBe(200);
-    expect((await callRoute(cancelRoute, { method: 'POST', token: a!.token, params: { id: orderId } })).status).toBe(200);
+    const [orderId] = await soldOutWith(voucherId, [a!], [g1!]);
+    expect((await cancel(a!, orderId!)).status).toBe(200);
     expect(await offered(voucherId)).toEqual([g1!.userId]);
     await waitPastExpiry(g1!, voucherId);
-    expect((await joinWaitlist(g1!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 1 });
 
     // Were the unit offered to g1 again, a script joining again in each gap (≤ 1 s) would keep it off sale for good.
-    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 1, offered: 0, toStock: 1 });
+    const again = await joinWaitlist(g1!, voucherId);
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe('NOT_SOLD_OUT');
     expect(await offered(voucherId)).toEqual([]);
     expect(await redis.get(keys.seckillStock(voucherId))).toBe('1');
-    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'none' });
     await assertInvariants(voucherId);
   });
 
-  /** Buyers take the sale's whole stock through the room; `waiters` pass the gate there and join the waitlist, in that order. Returns the buyers' order ids. */
-  async function soldOutWith(voucherId: string, buyers: TestUser[], waiters: TestUser[]): Promise<string[]> {
-    const tickets: string[] = [];
-    for (const b of buyers) tickets.push((await callJoin(b, voucherId)).json.data.ticket);
-    for (const w of waiters) expect((await callJoin(w, voucherId, { altcha: await solveGate(w, voucherId) })).status).toBe(200);
-    const orders: string[] = [];
-    for (const [i, b] of buyers.entries()) orders.push(await buyThroughRoom(b, voucherId, tickets[i]!));
-    await waitDrained(db, redis, voucherId, buyers.length);
-    for (const w of waiters) expect((await joinWaitlist(w, voucherId)).status).toBe(200);
-    return orders;
-  }
-  const cancel = (u: TestUser, orderId: string) => callRoute(cancelRoute, { method: 'POST', token: u.token, params: { id: orderId } });
-
-  it('a return that reaches such a rejoin at the head sets it aside: the entry stays and is served once the pass has closed the old offer', async () => {
+  it('lapsed holders joining at once close each offer once, queue behind everyone in the order they joined, and the next return goes to the first of them', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 3 });
-    const [a, b, c, g1] = await createTestUsers(db, redis, 4);
-    const [oa, ob, oc] = await soldOutWith(voucherId, [a!, b!, c!], [g1!]);
-    expect((await cancel(a!, oa!)).status).toBe(200);
-    expect(await offered(voucherId)).toEqual([g1!.userId]);
-    await waitPastExpiry(g1!, voucherId);
-    expect((await joinWaitlist(g1!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 1 });
-
-    // b's unit comes back before the pass: g1 still holds the old offer in Redis, so this unit is
-    // not theirs (nobody else waits: the open stock), but their entry stays. (It used to be dropped.)
-    expect((await cancel(b!, ob!)).status).toBe(200);
-    expect(await offered(voucherId)).toEqual([g1!.userId]);
-    expect(await redis.get(keys.seckillStock(voucherId))).toBe('1');
-    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
-
-    // The pass closes the old offer (its unit to the open stock, not back to g1); the next return is g1's.
-    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 1, offered: 0, toStock: 1 });
-    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
-    expect((await cancel(c!, oc!)).status).toBe(200);
-    expect(await offered(voucherId)).toEqual([g1!.userId]);
-    expect(await redis.get(keys.seckillStock(voucherId))).toBe('2');
-    await assertInvariants(voucherId);
-  });
-
-  it("a pass that closes someone else's offer first sets such a rejoin aside too, and never offers a unit to a user whose old offer it has not closed yet", async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
-    const [a, b, g1, g2] = await createTestUsers(db, redis, 4);
-    const [oa, ob] = await soldOutWith(voucherId, [a!, b!], [g1!, g2!]);
+    const [a, b, c, g1, g2, g3, h] = await createTestUsers(db, redis, 7);
+    const [oa, ob, oc] = await soldOutWith(voucherId, [a!, b!, c!], [g1!, g2!, g3!, h!]);
+    // Two units come back: g1 and g2 (the earliest places) are offered one each and let them run out.
     expect((await cancel(a!, oa!)).status).toBe(200);
     expect((await cancel(b!, ob!)).status).toBe(200);
     expect(await offered(voucherId)).toEqual([g1!.userId, g2!.userId]);
     await waitPastExpiry(g2!, voucherId);
-    // g2's offer is due first, so the pass reaches g1's new entry while g1's own offer is still open in Redis.
-    const g1Expiry = Number(await redis.zscore(keys.seckillOffers(voucherId), g1!.userId));
-    await redis.zadd(keys.seckillOffers(voucherId), 'XX', g1Expiry - 1, g2!.userId);
-    expect((await joinWaitlist(g1!, voucherId)).json.data.me).toEqual({ state: 'waiting', position: 1 });
 
-    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 2, offered: 0, toStock: 2 });
-    expect(await offered(voucherId)).toEqual([]);
-    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
+    // Both join again at once: whichever join runs the pass first closes both offers, the units going
+    // to g3 and h; each join then queues its user behind them. Never a unit moved twice.
+    const joins = await Promise.all([g1!, g2!].map((u) => joinWaitlist(u, voucherId)));
+    expect(joins.map((j) => j.status)).toEqual([200, 200]);
+    expect((await offered(voucherId)).sort()).toEqual([g3!.userId, h!.userId].sort());
+    expect(await redis.hget(waitKeys(voucherId).stats, 'expired')).toBe('2');
+    const places = joins.map((j) => j.json.data.me.position as number).sort();
+    expect(places).toEqual([1, 2]);
+    await assertInvariants(voucherId);
+
+    // The third unit goes to whichever of them joined first; the other is then next.
+    const first = joins[0]!.json.data.me.position === 1 ? g1! : g2!;
+    const second = first === g1 ? g2! : g1!;
+    expect((await cancel(c!, oc!)).status).toBe(200);
+    expect((await offered(voucherId)).sort()).toEqual([g3!.userId, h!.userId, first.userId].sort());
+    expect(await positionOf(second, voucherId)).toEqual({ state: 'waiting', position: 1 });
+    expect(await redis.get(keys.seckillStock(voucherId))).toBe('0');
     await assertInvariants(voucherId);
   });
 });

@@ -22,6 +22,7 @@ import { publishSoon } from '@/lib/seckill/publish-batch';
 import { waitKeys, waitTag } from '@/lib/seckill/waitlist/tag';
 import { bucketCount } from '@/lib/seckill/buckets/count';
 import { passGate } from '@/lib/seckill/room/grab-token';
+import { expireOffers } from '@/lib/seckill/waitlist/offer-expiry';
 
 
 export type WaitlistMe = { state: 'none' } | { state: 'waiting'; position: number } | { state: 'offered'; expiresInMs: number };
@@ -68,25 +69,35 @@ export async function joinWaitlist(redis: RedisClient, voucherId: string, userId
   if (altcha !== undefined) await passGate(redis, voucherId, userId, altcha);
   const t = waitTag(voucherId);
   const w = waitKeys(voucherId);
-  const r = await runScript<[number, (string | number)?, number?]>(
-    redis,
-    'seckill-waitlist-join',
-    [
-      keys.seckillMeta(t),
-      keys.seckillStock(t),
-      keys.seckillBuyers(t),
-      keys.seckillForfeit(t),
-      keys.seckillReserved(t),
-      keys.seckillWinners(t),
-      w.waitlist,
-      w.offers,
-      w.stats,
-      keys.roomQueue(voucherId),
-      keys.roomPassed(voucherId),
-      w.lapsed,
-    ],
-    [userId, env.WAITLIST_MAX],
-  );
+  const join = () =>
+    runScript<[number, (string | number)?, number?]>(
+      redis,
+      'seckill-waitlist-join',
+      [
+        keys.seckillMeta(t),
+        keys.seckillStock(t),
+        keys.seckillBuyers(t),
+        keys.seckillForfeit(t),
+        keys.seckillReserved(t),
+        keys.seckillWinners(t),
+        w.waitlist,
+        w.offers,
+        w.stats,
+        keys.roomQueue(voucherId),
+        keys.roomPassed(voucherId),
+        w.lapsed,
+      ],
+      [userId, env.WAITLIST_MAX],
+    );
+  let r = await join();
+  if (r[0] === 19) {
+    // Their offer ran out a moment ago and the worker's pass (every second) has not closed it yet:
+    // closed now, its unit moved on to the next waiter (or the open stock), and the user joins
+    // behind everyone, as they would a second later, rather than clicking into a no-op.
+    await expireOffers(redis, voucherId);
+    r = await join();
+    if (r[0] === 19) throw new AppError('SERVICE_UNAVAILABLE', '候补名额正在转给下一位，请稍后再试');
+  }
   // 15: already holds an offer — not an error, the view shows it.
   if (r[0] !== 0 && r[0] !== 15) throw refusal(r[0]);
   return waitlistView(redis, voucherId, userId);
