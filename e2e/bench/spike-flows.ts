@@ -97,12 +97,15 @@ const dataOf = <T>(r: SendResult): T | undefined => (r.json as { data?: T } | un
  * own two cores.
  */
 export function solveAltcha(c: Challenge): string | null {
+  const n = altchaNumber(c);
+  return n === null ? null : Buffer.from(JSON.stringify({ algorithm: c.algorithm, challenge: c.challenge, number: n, salt: c.salt, signature: c.signature })).toString('base64');
+}
+
+/** The number n in [0, maxnumber] whose SHA-256(salt + n) is the challenge (null: not SHA-256, or none). */
+export function altchaNumber(c: Pick<Challenge, 'algorithm' | 'challenge' | 'salt'> & { maxnumber?: number }): number | null {
   if (c.algorithm !== 'SHA-256') return null;
-  for (let n = 0; n <= c.maxnumber; n++) {
-    if (hash('sha256', c.salt + n) === c.challenge) {
-      return Buffer.from(JSON.stringify({ algorithm: c.algorithm, challenge: c.challenge, number: n, salt: c.salt, signature: c.signature })).toString('base64');
-    }
-  }
+  const max = c.maxnumber ?? 1e6;
+  for (let n = 0; n <= max; n++) if (hash('sha256', c.salt + n) === c.challenge) return n;
   return null;
 }
 
