@@ -4,6 +4,8 @@
 -- takes tokens t, t+T, ...) and the run ends (SIGINT from the runner) once every share is answered.
 -- HMDP_BODY, when set, is each request's JSON body (with its Content-Type); HMDP_CLOSE=1 asks for
 -- `Connection: close`, so every request is a new connection (wrk reconnects after each answer).
+-- HMDP_EXPECT, when set, is text every answer's body must hold: one without it is counted under the
+-- status "unexpected" (the run then fails), so a measurement of one answer cannot be of another.
 -- done() prints one JSON line: requests, duration, latency percentiles (µs), statuses.
 local tokens = {}
 local queries = {}
@@ -24,6 +26,10 @@ if body == "" then
   body = nil
 end
 local close = os.getenv("HMDP_CLOSE") == "1"
+local expect = os.getenv("HMDP_EXPECT")
+if expect == "" then
+  expect = nil
+end
 
 function init(args)
   nthreads = tonumber(os.getenv("HMDP_THREADS")) or 1
@@ -49,7 +55,11 @@ function request()
 end
 
 function response(status, headers, body)
-  statuses[tostring(status)] = (statuses[tostring(status)] or 0) + 1
+  local key = tostring(status)
+  if expect and not (body and string.find(body, expect, 1, true)) then
+    key = "unexpected"
+  end
+  statuses[key] = (statuses[key] or 0) + 1
   answered = answered + 1
   if once and answered == share then
     -- wrk's main thread sleeps out -d regardless; the runner sends SIGINT once every thread said so.

@@ -23,6 +23,8 @@ export interface WrkOptions {
   body?: string;
   /** `Connection: close` on every request: each one a new connection, to measure what a connection costs. */
   close?: boolean;
+  /** Text every answer's body must hold; answers without it are counted under the status `unexpected`. */
+  expect?: string;
   threads?: number;
   /** The server's processes (each with its descendants: cluster workers, nginx workers): their CPU per request is reported. */
   serverPids?: number[];
@@ -214,7 +216,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     // passed on to wrk, which then stops and prints its results.
     const script = 'wrk "$@" & p=$!; trap "kill -INT $p" INT; wait $p; wait $p; times';
     const child = spawn('bash', ['-c', script, 'wrk', ...args], {
-      env: { ...process.env, HMDP_TOKENS: file, HMDP_THREADS: String(threads), HMDP_ONCE: o.once ? '1' : '0', HMDP_BODY: o.body ?? '', HMDP_CLOSE: o.close ? '1' : '0' },
+      env: { ...process.env, HMDP_TOKENS: file, HMDP_THREADS: String(threads), HMDP_ONCE: o.once ? '1' : '0', HMDP_BODY: o.body ?? '', HMDP_CLOSE: o.close ? '1' : '0', HMDP_EXPECT: o.expect ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let text = '';

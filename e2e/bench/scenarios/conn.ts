@@ -10,7 +10,9 @@
  * to the next, the CPU a connection takes far less. wrk's own CPU per connection is printed too.
  *
  * Options: --connections C (16) --duration s (5, per measurement) --runs N (3) --users U (2 000)
- * --processes P (the product's WEB_CONCURRENCY) --profile DIR (a V8 CPU profile of each web process).
+ * --threads T (wrk's, 2: enough to keep one web process busy) --processes P (the product's
+ * WEB_CONCURRENCY) --profile DIR (a V8 CPU profile of each web process). Every answer of the app
+ * must be the sold-out view (its body holds `"state":"soldout"`), else the run fails.
  */
 import { db } from '@/lib/db/client';
 import { env } from '@/lib/env';
@@ -23,6 +25,8 @@ import type { Scenario } from '../types';
 import { runWrk, type WrkResult } from '../wrk';
 
 const BODY = JSON.stringify({ buy: true });
+/** What the sold-out room's known answer holds (lib/seckill/room/room.ts soldOutFromMemory). */
+const SOLD_OUT = '"state":"soldout"';
 
 /** The room sale's one unit, bought the way the spike's winners buy it (join asking to buy, solve, join again with the solution); resolves once another user is told 已抢光. */
 async function sellOut(origin: string, voucherId: string, buyer: string, other: string): Promise<void> {
@@ -42,7 +46,12 @@ async function sellOut(origin: string, voucherId: string, buyer: string, other: 
   throw new Error('the room sale was not sold out 10 s after its one unit was bought');
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
 const perConn = (r: WrkResult) => `${Math.round(r.rps)} connections/s, server ${round(r.serverCpuUsPerRequest)} µs, wrk ${round((r.generatorCpuS * 1e6) / r.requests)} µs per connection`;
 /** Anything but a 200 for every request, or a socket error: the measurement is not of the known answer. */
 const problems = (who: string, r: WrkResult) => [
@@ -73,16 +82,19 @@ export const scenario: Scenario = {
     const ceiling = await h.startCeiling(processes);
     const app = { url: `${web.url}/api/seckill/${voucherId}/room`, pid: web.proc.child.pid! };
     const bare = { url: `${ceiling.url}/api/seckill/0/room`, pid: ceiling.proc.child.pid! };
-    const measure = (s: typeof app, d = durationS) => runWrk({ url: s.url, tokens, connections, durationS: d, body: BODY, close: true, serverPids: [s.pid] });
+    const threads = Number(a.extra.threads ?? 2);
+    const measure = (s: typeof app, d = durationS) =>
+      runWrk({ url: s.url, tokens, connections, threads, durationS: d, body: BODY, close: true, expect: s === app ? SOLD_OUT : undefined, serverPids: [s.pid] });
 
     h.log('… warm-up: 2 s on each');
     await measure(app, 2);
     await measure(bare, 2);
     const runs: { app: WrkResult; bare: WrkResult }[] = [];
-    const summary = [`conn soldout: ${connections} wrk connections, each request a new one (Connection: close), ${durationS} s per measurement, app then bare, ${rounds} time(s); ${processes} web process(es); ${users} users' tokens in turn`];
+    const summary = [`conn soldout: ${connections} wrk connections over ${threads} thread(s), each request a new one (Connection: close), ${durationS} s per measurement, the two servers in turn (first the app, then the bare server first, …), ${rounds} time(s); ${processes} web process(es); ${users} users' tokens in turn`];
     for (let r = 0; r < rounds; r++) {
       h.log(`… run ${r + 1} of ${rounds}`);
-      const one = { app: await measure(app), bare: await measure(bare) };
+      // Alternating which goes first, so a drift of the box's load does not always fall on one side.
+      const one = r % 2 === 0 ? { app: await measure(app), bare: await measure(bare) } : { bare: await measure(bare), app: await measure(app) };
       runs.push(one);
       summary.push(`  run ${r + 1}: the app ${perConn(one.app)} · bare node:http ${perConn(one.bare)}`);
     }
@@ -90,15 +102,16 @@ export const scenario: Scenario = {
 
     const appUs = median(runs.map((r) => r.app.serverCpuUsPerRequest));
     const bareUs = median(runs.map((r) => r.bare.serverCpuUsPerRequest));
-    const ratios = runs.map((r) => round(r.app.serverCpuUsPerRequest / r.bare.serverCpuUsPerRequest, 2));
+    const ratios = runs.map((r) => r.app.serverCpuUsPerRequest / r.bare.serverCpuUsPerRequest);
+    const ratio = median(ratios);
     const wrkUs = (w: 'app' | 'bare') => median(runs.map((r) => (r[w].generatorCpuS * 1e6) / r[w].requests));
     summary.push(
-      `  median server CPU per connection: the app ${round(appUs)} µs, bare node:http ${round(bareUs)} µs: ×${round(appUs / bareUs, 2)} (runs ${ratios.map((x) => `×${x}`).join(', ')}); wrk ${round(wrkUs('app'))} µs (app), ${round(wrkUs('bare'))} µs (bare) per connection`,
+      `  server CPU per connection, medians: the app ${round(appUs)} µs, bare node:http ${round(bareUs)} µs; the app ×${round(ratio, 2)} the bare server's, median of the runs (${ratios.map((x) => `×${round(x, 2)}`).join(', ')}); wrk ${round(wrkUs('app'))} µs (app), ${round(wrkUs('bare'))} µs (bare) per connection`,
     );
     return {
       line: {
         scenario: 'conn', variant: 'soldout', connections, duration_s: durationS, runs: rounds, processes,
-        app_us: round(appUs), bare_us: round(bareUs), ratio: round(appUs / bareUs, 2), ratios,
+        app_us: round(appUs), bare_us: round(bareUs), ratio: round(ratio, 2), ratios: ratios.map((x) => round(x, 2)), threads,
         app_rps: Math.round(median(runs.map((r) => r.app.rps))), bare_rps: Math.round(median(runs.map((r) => r.bare.rps))),
         wrk_app_us: round(wrkUs('app')), wrk_bare_us: round(wrkUs('bare')),
       },
