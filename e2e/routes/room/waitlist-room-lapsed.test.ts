@@ -107,7 +107,7 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     expect(again.json.data.me).toEqual({ state: 'waiting', position: 2 });
     expect(await offered(voucherId)).toEqual([g2!.userId]);
     expect(await positionOf(h!, voucherId)).toEqual({ state: 'waiting', position: 1 });
-    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 0, offered: 0, toStock: 0 });
+    expect(await redis.hget(waitKeys(voucherId).stats, 'expired')).toBe('1'); // closed once, by the join
     await assertInvariants(voucherId);
   });
 
@@ -156,6 +156,21 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     expect((await offered(voucherId)).sort()).toEqual([g3!.userId, h!.userId, first.userId].sort());
     expect(await positionOf(second, voucherId)).toEqual({ state: 'waiting', position: 1 });
     expect(await redis.get(keys.seckillStock(voucherId))).toBe('0');
+    await assertInvariants(voucherId);
+  });
+
+  it("the pass never offers a unit back to the holder of the offer it closes, were an entry of theirs on the list (it cannot get there through the join: this pins the guard)", async () => {
+    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
+    const [a, g1] = await createTestUsers(db, redis, 2);
+    const [orderId] = await soldOutWith(voucherId, [a!], [g1!]);
+    expect((await cancel(a!, orderId!)).status).toBe(200);
+    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    // An entry beside the open offer, written straight to Redis (the join refuses a holder: 15 or 19).
+    await redis.zadd(waitKeys(voucherId).waitlist, 1e12 + 1, g1!.userId);
+    await waitPastExpiry(g1!, voucherId);
+    expect(await expireOffers(redis, voucherId)).toEqual({ expired: 1, offered: 0, toStock: 1 });
+    expect(await offered(voucherId)).toEqual([]);
+    expect(await positionOf(g1!, voucherId)).toEqual({ state: 'waiting', position: 1 });
     await assertInvariants(voucherId);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Expired waitlist offers move on (docs/fair-sale.md#waitlist): a pass in the background worker
  * runs lua/seckill-offer-expire-8.lua for every sale the outbox sweeper knows (`seckill:active`:
- * every preheated sale until it has ended and drained). Each call is one atomic step that closes
+ * every preheated sale until it has ended and drained); a waitlist join by the holder of an offer
+ * past its expiry runs it for that sale first (./waitlist.ts). Each call is one atomic step that closes
  * the offers past their expiry and gives each unit to the next waiter or back to the stock, so
  * several workers running the pass at once, or a claim racing it, never move a unit twice.
  */

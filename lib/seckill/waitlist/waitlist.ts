@@ -5,7 +5,8 @@
  * here: the claim script records the order exactly as an accepted grab (buyer, outbox entry, the
  * same order message), and the message goes the grab's way to the broker (publishSoon, and
  * giveBackUnconfirmed if the broker does not confirm), so the worker and the sweeper cannot tell
- * the two apart. Expired offers move on in the worker (./offer-expiry.ts).
+ * the two apart. Expired offers move on in the worker's pass (./offer-expiry.ts), and a join by the
+ * holder of a lapsed offer the pass has not reached yet runs that pass itself first.
  *
  * Keys live in the user's home bucket tag (COMMON shape); with one bucket that tag is the voucher id.
  */
@@ -58,7 +59,8 @@ const refusals: Record<number, () => AppError> = {
 const refusal = (code: number) => (refusals[code] ?? refusals[1]!)();
 
 /**
- * Joins (idempotent: a second join answers the same place). Refusals are 4xx AppErrors. `altcha`
+ * Joins (idempotent: a second join answers the same place). Refusals are 4xx AppErrors. A user whose
+ * offer lapsed a moment ago has it closed first (the sale's expiry pass), then joins behind everyone. `altcha`
  * passes a room sale's bot gate first (spent once; POW_FAILED if wrong), for a user who never
  * passed it in the room: a latecomer, or one the room told 已抢光 before their turn.
  */
@@ -96,7 +98,8 @@ export async function joinWaitlist(redis: RedisClient, voucherId: string, userId
     // behind everyone, as they would a second later, rather than clicking into a no-op.
     await expireOffers(redis, voucherId);
     r = await join();
-    if (r[0] === 19) throw new AppError('SERVICE_UNAVAILABLE', '候补名额正在转给下一位，请稍后再试');
+    // Only if Redis' clock stepped back meanwhile (a failover), or a new offer of theirs ended at once.
+    if (r[0] === 19) throw new AppError('SERVICE_UNAVAILABLE', '候补名额正在转给下一位，请稍后再试', { retryAfter: 1 });
   }
   // 15: already holds an offer — not an error, the view shows it.
   if (r[0] !== 0 && r[0] !== 15) throw refusal(r[0]);

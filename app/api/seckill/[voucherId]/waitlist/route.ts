@@ -10,8 +10,9 @@ import { joinWaitlist, leaveWaitlist, waitlistView } from '@/lib/seckill/waitlis
  * `me` (with a session) is `{ state: 'none' | 'waiting', position? }` or
  * `{ state: 'offered', expiresInMs }`, and `gate` whether a room sale's bot gate is still to pass.
  * POST joins (idempotent; 409 NOT_SOLD_OUT while there is stock, 409 WAITLIST_FULL, 403 POW_FAILED
- * for a room sale's gate not passed: body `{ altcha }` passes it), DELETE leaves: both answer the
- * new view.
+ * for a room sale's gate not passed: body `{ altcha }` passes it; a holder whose offer lapsed a
+ * moment ago has it closed first, 503 + Retry-After in the unlikely case it is still open after),
+ * DELETE leaves: both answer the new view.
  */
 const joinBody = z
   .object({
