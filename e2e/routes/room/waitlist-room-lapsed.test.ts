@@ -53,6 +53,16 @@ async function soldOutWith(voucherId: string, buyers: TestUser[], waiters: TestU
 }
 const cancel = (u: TestUser, orderId: string) => callRoute(cancelRoute, { method: 'POST', token: u.token, params: { id: orderId } });
 
+/** A sold-out room sale of one unit whose buyer cancelled: the unit is offered to g1, the only one waiting. */
+async function offeredToLoneWaiter(): Promise<{ voucherId: string; g1: TestUser }> {
+  const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
+  const [a, g1] = await createTestUsers(db, redis, 2);
+  const [orderId] = await soldOutWith(voucherId, [a!], [g1!]);
+  expect((await cancel(a!, orderId!)).status).toBe(200);
+  expect(await offered(voucherId)).toEqual([g1!.userId]);
+  return { voucherId, g1: g1! };
+}
+
 describe("a room sale's waitlist after an offer lapsed", () => {
   it('an offer that expired costs its holder the room place: joining again queues behind the ticket holders still waiting, so two early places cannot pass a unit between them', async () => {
     const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
@@ -112,11 +122,7 @@ describe("a room sale's waitlist after an offer lapsed", () => {
   });
 
   it('who joins in that moment alone on the list is not offered the same unit again: it goes on open sale, and the join says so', async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
-    const [a, g1] = await createTestUsers(db, redis, 2);
-    const [orderId] = await soldOutWith(voucherId, [a!], [g1!]);
-    expect((await cancel(a!, orderId!)).status).toBe(200);
-    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    const { voucherId, g1 } = await offeredToLoneWaiter();
     await waitPastExpiry(g1!, voucherId);
 
     // Were the unit offered to g1 again, a script joining again in each gap (≤ 1 s) would keep it off sale for good.
@@ -160,11 +166,7 @@ describe("a room sale's waitlist after an offer lapsed", () => {
   });
 
   it("the pass never offers a unit back to the holder of the offer it closes, were an entry of theirs on the list (it cannot get there through the join: this pins the guard)", async () => {
-    const voucherId = await createRoomVoucher(db, redis, { stock: 1 });
-    const [a, g1] = await createTestUsers(db, redis, 2);
-    const [orderId] = await soldOutWith(voucherId, [a!], [g1!]);
-    expect((await cancel(a!, orderId!)).status).toBe(200);
-    expect(await offered(voucherId)).toEqual([g1!.userId]);
+    const { voucherId, g1 } = await offeredToLoneWaiter();
     // An entry beside the open offer, written straight to Redis (the join refuses a holder: 15 or 19).
     await redis.zadd(waitKeys(voucherId).waitlist, 1e12 + 1, g1!.userId);
     await waitPastExpiry(g1!, voucherId);
