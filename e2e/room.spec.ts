@@ -5,7 +5,8 @@
  *   a room sale before its start: the shop card says 提前排队, the page says tickets are shuffled
  *   at the start → live: 排队抢购 → the place with people ahead goes down while the altcha widget
  *   solves the gate → 轮到你了 → 立即抢购 → the order (待支付) → a latecomer hears 已抢光 and joins
- *   the waitlist from the sold-out card (solving the gate there).
+ *   the waitlist from the sold-out card (solving the gate there) → leaves it; the buyer cancels, the
+ *   unit goes back on open sale, the latecomer's 加入候补 says 还有库存 and 刷新 buys it in the room.
  */
 import { expect, test } from '@playwright/test';
 import { journeyData } from './support/journey-data';
@@ -21,7 +22,7 @@ const f = journeyData(SHOP);
 const roomSale = (label: string, startsInMs: number, stock: number) => f.data.voucher({ stock, label, startsInMs, room: { powCost: 5000 } });
 
 test('排队抢购: 提前排队 → the place goes down → the gate → 立即抢购 → the order; a latecomer hears 已抢光', async ({ page, browser }) => {
-  test.setTimeout(120_000);
+  test.setTimeout(180_000);
   await loginBySms(page, undefined, '/');
 
   // Before the start: the card leads to the room, where tickets wait for the shuffle.
@@ -93,6 +94,25 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await late.getByTestId('waitlist-join').click();
   await expect(late.getByTestId('waitlist-position')).toContainText('第 1 位', { timeout: 20_000 });
   await look(late, 'room-soldout-waitlist');
+
+  // The latecomer leaves the waitlist, then the buyer cancels: with nobody waiting, the unit goes
+  // back on open sale. The latecomer's page still says 已抢光 (it stopped looking); 加入候补 is
+  // refused with 还有库存 and 刷新 leads back into the room, where the unit is bought.
+  await late.getByTestId('waitlist-leave').click();
+  await expect(late.getByTestId('waitlist-join')).toBeVisible();
+  await page.goto('/orders');
+  const bought = page.getByTestId('order-item').filter({ hasText: v.title });
+  await bought.getByTestId('order-cancel').click();
+  await expect(bought.getByTestId('order-status')).toHaveText('已取消');
+  await late.getByTestId('waitlist-join').click();
+  await expect(late.getByTestId('waitlist-error')).toContainText('还有库存');
+  await look(late, 'room-stock-back');
+  await late.getByTestId('waitlist-stock-back').click();
+  await expect(late.getByTestId('room-soldout')).toHaveCount(0, { timeout: 10_000 });
+  const lateGrab = late.getByTestId('room-grab');
+  await expect(lateGrab).toHaveText('立即抢购', { timeout: 30_000 });
+  await lateGrab.click();
+  await expect(late.getByTestId('room-result')).toHaveAttribute('data-state', 'created', { timeout: 15_000 });
   await other.close();
 
   // The merchant's switch: the new-voucher form offers the room with its three costs.

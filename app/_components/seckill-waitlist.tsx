@@ -31,13 +31,20 @@ const mmss = (ms: number) => {
   return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
 };
 
-export function WaitlistBox({ voucherId }: { voucherId: string }) {
+/**
+ * `onStockBack`: what 刷新 does when a join finds stock again (409 NOT_SOLD_OUT: a returned unit
+ * went on open sale because nobody was waiting). A room page looks again (its polling stopped at
+ * 已抢光); by default the page reloads.
+ */
+export function WaitlistBox({ voucherId, onStockBack }: { voucherId: string; onStockBack?: () => void }) {
   const [view, setView] = useState<WaitlistView | null>(null);
   // When the view was fetched (this device's clock), to count the offer's time left down from it.
   const [fetchedAt, setFetchedAt] = useState(0);
   const [now, setNow] = useState(0);
   const [busy, setBusy] = useState<null | 'join' | 'leave' | 'claim'>(null);
   const [error, setError] = useState<string | null>(null);
+  // The last join found stock on open sale again: 刷新 goes back to buying.
+  const [stockBack, setStockBack] = useState(false);
   const [orderId, setOrderId] = useState<string | null>(null);
   const [expiredNotice, setExpiredNotice] = useState(false);
   // A room sale's gate being solved for a join (the widget shows while this is true).
@@ -97,6 +104,7 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
     setGating(false);
     setBusy(kind);
     setError(null);
+    setStockBack(false);
     setExpiredNotice(false);
     try {
       if (kind === 'claim') {
@@ -108,6 +116,7 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
       }
     } catch (e) {
       setError(e instanceof ApiError ? e.message : '网络异常，请稍后再试');
+      if (e instanceof ApiError && e.code === 'NOT_SOLD_OUT') setStockBack(true);
       // The view may have moved on: an offer expired meanwhile; a refused solution (the next 加入候补
       // solves a fresh one); a gate passed before a refusal such as NOT_SOLD_OUT (no second solving).
       if (kind !== 'leave') void load();
@@ -206,6 +215,11 @@ export function WaitlistBox({ voucherId }: { voucherId: string }) {
       {error && (
         <p role="alert" className="mt-1 text-xs text-red-600" data-testid="waitlist-error">
           {error}
+          {stockBack && (
+            <button type="button" data-testid="waitlist-stock-back" onClick={() => (onStockBack ? onStockBack() : window.location.reload())} className="ml-2 font-medium text-brand underline">
+              刷新
+            </button>
+          )}
         </p>
       )}
     </div>

@@ -42,7 +42,7 @@ function wait(ms: number): string {
  * inside it, else when it runs out, with the place as it is then. A server that answers at once
  * (it holds no more waiting looks) is asked again only once the wait has passed; errors back off.
  */
-function useRoom(voucherId: string): { look: Look | null; error: string | null; ended: boolean } {
+function useRoom(voucherId: string, round: number): { look: Look | null; error: string | null; ended: boolean } {
   const [look, setLook] = useState<Look | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [ended, setEnded] = useState(false);
@@ -85,12 +85,14 @@ function useRoom(voucherId: string): { look: Look | null; error: string | null; 
       stopped = true;
       clearTimeout(timer);
     };
-  }, [voucherId]);
+  }, [voucherId, round]);
   return { look, error, ended };
 }
 
 export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { voucherId: string; shopId: string; title: string; beginTime: string; endTime: string }) {
-  const { look, error, ended } = useRoom(voucherId);
+  // Bumped to join and look again after 已抢光 (a returned unit back on open sale: the waitlist box's 刷新).
+  const [round, setRound] = useState(0);
+  const { look, error, ended } = useRoom(voucherId, round);
   const [pass, setPass] = useState<{ token: string; grabUrl: string; expiresAt: number } | null>(null);
   const [passError, setPassError] = useState<string | null>(null);
   const [grab, setGrab] = useState<Grab>({ kind: 'idle' });
@@ -152,6 +154,14 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
       setGrab({ kind: 'error', code: err.code, text: err.message });
     }
   }
+  /** Back from 已抢光: a fresh turn (the gate passed stays passed on the server), joined and looked again. */
+  function lookAgain() {
+    setGrab({ kind: 'idle' });
+    setPass(null);
+    setPassError(null);
+    spent.current = false;
+    setRound((r) => r + 1);
+  }
   const pendingId = grab.kind === 'order' && grab.state === 'pending' ? grab.orderId : null;
   usePendingOrder<{ state: 'pending' | 'created' | 'failed' }>(pendingId, (o) => pendingId && setGrab({ kind: 'order', orderId: pendingId, state: o.state }));
 
@@ -173,7 +183,7 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
             <p className="mt-1 text-sm text-gray-500">本场秒杀已售罄，感谢排队</p>
             {/* Returned units go to the waitlist, served in the room's place order (docs/fair-sale.md#a-room-sales-waitlist). */}
             <div className="mt-3 text-left">
-              <WaitlistBox voucherId={voucherId} />
+              <WaitlistBox voucherId={voucherId} onStockBack={lookAgain} />
             </div>
           </div>
         )}
