@@ -7,6 +7,7 @@
  *                                           DB stock + live DB orders = initial (Redis = DB initial)
  *   |buyers| = live DB orders + |pending| + returns still owed to Redis
  *   every live DB buyer is a Redis buyer, nobody holds two live orders
+ *   nobody both waits on the waitlist and holds an open offer
  *   drained: |pending| = 0 and DB orders = |buyers| ≤ initial
  */
 import type { RedisClient } from '@/lib/redis/types';
@@ -36,11 +37,18 @@ export interface InvariantReport {
   duplicates: number;
   /** DB buyers missing from the Redis buyers set. */
   dbBuyersNotInRedis: number;
+  /** Users both on the waitlist and holding an open offer (a unit could reach them twice). */
+  waitingWithOffer: number;
   violations: string[];
 }
 
 export async function checkInvariants(db: DB, redis: RedisClient, voucherId: string, opts: { drained?: boolean } = {}): Promise<InvariantReport> {
-  const [state, counts] = await Promise.all([readSeckillState(redis, voucherId), dbStockCounts(db, voucherId)]);
+  const [state, counts, waitingWithOffer] = await Promise.all([
+    readSeckillState(redis, voucherId),
+    dbStockCounts(db, voucherId),
+    // The waitlist lives in the voucher's own tag (lib/redis/keys.ts), so one ZINTERCARD reads it.
+    redis.zintercard(2, keys.seckillWaitlist(voucherId), keys.seckillOffers(voucherId)),
+  ]);
   if (!state) throw new Error(`voucher ${voucherId} is not preheated in Redis`);
   if (!counts) throw new Error(`voucher ${voucherId} has no tb_seckill_voucher row`);
   // A bucketed sale: each buyer is looked for in their home bucket (docs/buckets.md).
@@ -71,6 +79,7 @@ export async function checkInvariants(db: DB, redis: RedisClient, voucherId: str
     oversold: Math.max(0, counts.orders - counts.initialStock),
     duplicates: counts.duplicateUsers,
     dbBuyersNotInRedis,
+    waitingWithOffer,
     violations: [],
   };
   const v = r.violations;
@@ -88,6 +97,7 @@ export async function checkInvariants(db: DB, redis: RedisClient, voucherId: str
   if (r.duplicates > 0) v.push(`${r.duplicates} users hold more than one order`);
   if (r.dbBuyersNotInRedis > 0) v.push(`${r.dbBuyersNotInRedis} DB buyers are not Redis buyers`);
   if (r.redisStock < 0 || r.dbStock < 0) v.push('negative stock');
+  if (r.waitingWithOffer > 0) v.push(`${r.waitingWithOffer} users are on the waitlist and hold an open offer`);
   if (opts.drained) {
     if (r.pending !== 0) v.push(`drained but ${r.pending} orders still pending`);
     if (r.returnsOwed !== 0) v.push(`drained but ${r.returnsOwed} stock returns still owed to Redis`);

@@ -169,6 +169,8 @@ describe("a room sale's waitlist after an offer lapsed", () => {
     const { voucherId, g1 } = await offeredToLoneWaiter();
     // An entry beside the open offer, written straight to Redis (the join refuses a holder: 15 or 19).
     await redis.zadd(waitKeys(voucherId).waitlist, 1e12 + 1, g1!.userId);
+    // The invariants see the forged state (one user waiting with an open offer).
+    await expect(assertInvariants(voucherId)).rejects.toThrow('1 users are on the waitlist and hold an open offer');
     await waitPastExpiry(g1!, voucherId);
     expect(await expireOffers(redis, voucherId)).toEqual({ expired: 1, offered: 0, toStock: 1 });
     expect(await offered(voucherId)).toEqual([]);
