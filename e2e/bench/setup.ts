@@ -1,4 +1,5 @@
 /** Bench-side state: its own database migrated, its own order queues empty before a run. */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createDb, db } from '@/lib/db/client';
 import { ensureDatabase, migrateToLatest } from '@/lib/db/migrate';
 import { connectMq } from '@/lib/mq/connection';
@@ -102,4 +103,26 @@ export async function verifySale(voucherId: string, stock: number, accepted: num
   const counts = (await dbStockCounts(db, voucherId))!;
   const inv = await checkInvariants(db, redis, voucherId, { drained: true });
   return { orders: counts.orders, oversold: Math.max(0, counts.orders - stock), duplicates: counts.duplicateUsers, lost: Math.max(0, accepted - counts.orders), violations: inv.violations };
+}
+
+/**
+ * The kernel's queues for connections not yet accepted: raised (never lowered) if this host lets us,
+ * by the scenarios that open a connection per request (spike, conn). Raised, they also decide who
+ * accepts a lone web process's connections (workers/accept-policy.ts: the process itself rather
+ * than the cluster primary's IPC round trip per connection), for the app and the bare server alike.
+ */
+const KERNEL_QUEUES: Record<string, number> = { 'net/core/somaxconn': 65535, 'net/ipv4/tcp_max_syn_backlog': 65535 };
+
+export function raiseKernelQueues(): string[] {
+  return Object.entries(KERNEL_QUEUES).map(([name, want]) => {
+    const file = `/proc/sys/${name}`;
+    try {
+      const have = Number(readFileSync(file, 'utf8').trim());
+      if (have >= want) return `${name.split('/').pop()} ${have}`;
+      writeFileSync(file, String(want));
+      return `${name.split('/').pop()} ${have} → ${want}`;
+    } catch {
+      return `${name.split('/').pop()} unchanged (not allowed here)`;
+    }
+  });
 }

@@ -31,13 +31,13 @@
  * reach the web server from the env.
  */
 import { randomInt } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { db } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
 import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/seckill';
-import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, round, verifySale, waitForDrain } from '../setup';
+import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, raiseKernelQueues, round, verifySale, waitForDrain } from '../setup';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { combineRuns, formatSpike, roomFigures, runSpike, sourceAddresses, spikeProblems, stepTimeline, summarizeSpike, winOrder, type UserRecord } from '../spike';
@@ -48,23 +48,6 @@ import { acceptPolicyHere } from '@/workers/accept-policy';
 
 /** Each spike of a run takes a third octet of its own (two per --runs round, below 255). */
 const MAX_RUNS = 20;
-
-/** The kernel's queues for connections not yet accepted: raised (never lowered) for the spike if this host lets us. */
-const KERNEL_QUEUES: Record<string, number> = { 'net/core/somaxconn': 65535, 'net/ipv4/tcp_max_syn_backlog': 65535 };
-
-function raiseKernelQueues(): string[] {
-  return Object.entries(KERNEL_QUEUES).map(([name, want]) => {
-    const file = `/proc/sys/${name}`;
-    try {
-      const have = Number(readFileSync(file, 'utf8').trim());
-      if (have >= want) return `${name.split('/').pop()} ${have}`;
-      writeFileSync(file, String(want));
-      return `${name.split('/').pop()} ${have} → ${want}`;
-    } catch {
-      return `${name.split('/').pop()} unchanged (not allowed here)`;
-    }
-  });
-}
 
 /** The open-files limit this process (and so every process it starts) has. */
 function openFilesLimit(): number {
