@@ -104,9 +104,9 @@ export class Harness {
   }
 
   /** The ceiling (e2e/bench/ceiling-server.ts: bare node:http, constant JSON) in `processes` processes. */
-  async startCeiling(processes: number, extra: Record<string, string> = {}): Promise<{ url: string; proc: Proc }> {
+  async startCeiling(processes: number, extra: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ url: string; proc: Proc }> {
     const port = await freePort();
-    const proc = this.spawnProc(`ceiling:${port}`, ['--import', 'tsx', 'e2e/bench/ceiling-server.ts', String(port), String(processes)], this.env(extra));
+    const proc = this.spawnProc(`ceiling:${port}`, [...nodeArgs, '--import', 'tsx', 'e2e/bench/ceiling-server.ts', String(port), String(processes)], this.env(extra));
     await waitUntil(`ceiling on ${port}`, proc, async () => proc.tail.some((l) => l.includes('ceiling ready')), 30_000);
     return { url: `http://127.0.0.1:${port}`, proc };
   }

@@ -11,7 +11,7 @@
  *
  * Options: --connections C (16) --duration s (5, per measurement) --runs N (3) --users U (2 000)
  * --threads T (wrk's, 2: enough to keep one web process busy) --processes P (the product's
- * WEB_CONCURRENCY) --profile DIR (a V8 CPU profile of each web process). Every answer of the app
+ * WEB_CONCURRENCY) --profile DIR (a V8 CPU profile of each web process, and of the bare server's in DIR/bare). Every answer of the app
  * must be the sold-out view (its body holds `"state":"soldout"`), else the run fails.
  */
 import { db } from '@/lib/db/client';
@@ -84,7 +84,7 @@ export const scenario: Scenario = {
     await h.startWorkers(a.workers);
     const voucherId = await createRoomVoucher(db, redis, { stock: 1, powCost: 1000 });
     await sellOut(web.url, voucherId, tokens[0]!, tokens[1]!);
-    const ceiling = await h.startCeiling(processes);
+    const ceiling = await h.startCeiling(processes, {}, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}/bare`] : []);
     const app = { url: `${web.url}/api/seckill/${voucherId}/room`, pid: web.proc.child.pid! };
     const bare = { url: `${ceiling.url}/api/seckill/0/room`, pid: ceiling.proc.child.pid! };
     const threads = Number(a.extra.threads ?? 2);
