@@ -13,7 +13,9 @@
   KEYS[6]  seckill:{tag}:forfeit    users who gave a unit of this sale back (cancel, timeout, refund)
   ARGV[1]  voucherId   ARGV[2] userId   ARGV[3] orderId   (decimal strings, validated by the caller)
 
-  Returns  {0, payload, at}  claimed; payload is the order message, at its time (ms, Redis clock)
+  Returns  {0, payload, at, expires}  claimed; payload is the order message, at its time (ms,
+                             Redis clock), expires the offer's expiry (a claim whose order cannot be
+                             published gives the offer back with it: lua/seckill-release-8.lua)
            {1}               unknown voucher (not preheated)
            {3}               the sale has ended
            {4}               already bought (an open unit, after the offer was made); the offer is
@@ -57,4 +59,4 @@ redis.call('SADD', KEYS[2], ARGV[2])
 local payload = string.format('{"v":1,"orderId":"%s","userId":"%s","voucherId":"%s","at":%.0f}', ARGV[3], ARGV[2], ARGV[1], now)
 redis.call('HSET', KEYS[3], ARGV[3], payload)
 redis.call('HINCRBY', KEYS[5], 'claimed', 1)
-return {0, payload, now}
+return {0, payload, now, expires}

@@ -32,6 +32,7 @@
                         the preheat that brings the sale back counts the unit from MySQL
   The returned and forfeit sets take the meta's expiry when it has one (an ended sale's grace).
 ]]
+--#include unit-back.lua
 if redis.call('EXISTS', KEYS[5]) == 0 then
   return {3}
 end
@@ -49,24 +50,10 @@ end
 if redis.call('SREM', KEYS[2], ARGV[2]) == 0 then
   return {1}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local saleEnd = tonumber(redis.call('HGET', KEYS[5], 'end'))
-if saleEnd and now < saleEnd then
-  while true do
-    local head = redis.call('ZPOPMIN', KEYS[6])
-    if #head == 0 then
-      break
-    end
-    local u = head[1]
-    if redis.call('SISMEMBER', KEYS[2], u) == 0 and redis.call('SISMEMBER', KEYS[4], u) == 0 and not redis.call('ZSCORE', KEYS[7], u) then
-      redis.call('ZADD', KEYS[7], now + tonumber(ARGV[3]), u)
-      redis.call('HINCRBY', KEYS[8], 'offered', 1)
-      return {2, u}
-    end
-  end
+local u = unitBack(KEYS[1], KEYS[5], KEYS[6], KEYS[2], KEYS[4], KEYS[7], KEYS[8], tonumber(ARGV[3]))
+if u then
+  return {2, u}
 end
-redis.call('INCR', KEYS[1])
 -- The buyer left the buyers set but is not a holder again (they forfeited): the room's cap counts
 -- their unit as won still, else their ticket would hold the unit they gave back for a whole hold.
 redis.call('HINCRBY', KEYS[5], 'back', 1)

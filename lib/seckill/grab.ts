@@ -275,9 +275,10 @@ const errText = (err: unknown) => (err instanceof Error ? err.message : String(e
  *   - the release finds no entry for a message never handed over, and MySQL already holds the
  *     order (the sweeper republished it meanwhile); if MySQL does not, it is voided there: 503.
  * A voided order stays a 503 even if the release fails or finds nothing: it will never be written,
- * and the sweeper gives back a unit still held.
+ * and the sweeper gives back a unit still held. `offerUntil`: the order was a claimed waitlist
+ * offer's (its expiry): the release gives the offer back to its claimer (lua/seckill-release-8.lua).
  */
-export async function giveBackUnconfirmed(db: DB, redis: RedisClient, msg: OrderMessage, cause: unknown): Promise<GrabResult> {
+export async function giveBackUnconfirmed(db: DB, redis: RedisClient, msg: OrderMessage, cause: unknown, offerUntil?: number): Promise<GrabResult> {
   const { orderId, voucherId, userId } = msg;
   const pending: GrabResult = { orderId, status: 'pending' };
   let voided = false;
@@ -292,7 +293,7 @@ export async function giveBackUnconfirmed(db: DB, redis: RedisClient, msg: Order
   }
   let released = false;
   try {
-    released = await releaseOrder(redis, voucherId, orderId, userId);
+    released = await releaseOrder(redis, voucherId, orderId, userId, offerUntil);
   } catch (err) {
     log.warn({ orderId, voucherId, voided, err: errText(err) }, 'unconfirmed order could not be released');
     if (voided) throw unavailable();

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { orderMessageSchema, type OrderMessage } from '@/lib/seckill/message';
 import { keys } from '@/lib/redis/keys';
 import { runScript } from '@/lib/redis/scripts';
+import { env } from '@/lib/env';
 import { notifySeckillChanged } from '@/lib/seckill/refusal-memory';
 import { bucketCount, homeTag } from '@/lib/seckill/buckets/count';
 import { bucketTags } from '@/lib/seckill/buckets/tags';
@@ -48,19 +49,32 @@ export async function touchPendingEntry(redis: RedisClient, entry: PendingEntry)
 }
 
 /**
- * Gives back the unit of an accepted order that will never be written (a discarded dead
- * letter): outbox entry, buyer and one unit of stock, together; a second call does nothing.
+ * Gives back the unit of an accepted order that will never be written (a discarded dead letter, an
+ * unconfirmed publish voided): outbox entry, buyer and unit, together; a second call does nothing.
+ * The unit goes to the head of the sale's waitlist if anyone waits (docs/fair-sale.md#waitlist),
+ * as a returned one does, and only otherwise back on open sale. `offerUntil`: the order was a
+ * claimed offer's (its expiry, ms): the offer goes back to the claimer instead.
  */
-export async function releaseOrder(redis: RedisClient, voucherId: string, orderId: string, userId: string): Promise<boolean> {
+export async function releaseOrder(redis: RedisClient, voucherId: string, orderId: string, userId: string, offerUntil?: number): Promise<boolean> {
   const t = await homeTag(redis, voucherId, userId); // the buyer's home bucket: where the grab took it
-  const r = await runScript<number>(
+  const [r] = await runScript<[number, string?]>(
     redis,
     'seckill-release',
-    [keys.seckillStock(t), keys.seckillBuyers(t), keys.seckillPending(t)],
-    [orderId, userId],
+    [
+      keys.seckillStock(t),
+      keys.seckillBuyers(t),
+      keys.seckillPending(t),
+      keys.seckillForfeit(t),
+      keys.seckillMeta(t),
+      keys.seckillWaitlist(t),
+      keys.seckillOffers(t),
+      keys.seckillWaitStats(t),
+    ],
+    [orderId, userId, env.WAITLIST_OFFER_MS, offerUntil ?? ''],
   );
-  if (r === 1) await notifySeckillChanged(redis, voucherId); // a unit is on sale again: forget "sold out" everywhere
-  return r === 1;
+  // Back on open sale: forget "sold out" everywhere. An offered unit is not on open sale.
+  if (r === 1) await notifySeckillChanged(redis, voucherId);
+  return r !== 0;
 }
 
 /**

@@ -5,6 +5,8 @@
  * unit back, nothing is written. A grab answered 200 survives Redis forgetting it entirely: the
  * worker (started afterwards, on its own direct connection) writes it from the queue alone. And a
  * message the broker took whose confirm was lost is voided before its unit goes back: never written.
+ * A unit given back while people wait on the waitlist is offered to the first of them; a claimed
+ * offer whose order cannot be published goes back to its claimer.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -24,6 +26,8 @@ import { callRoute } from '@/e2e/support/helpers';
 import { PEER_HEADER } from '@/lib/http/client-ip';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
 import { GET as orderRoute } from '@/app/api/orders/[id]/route';
+import { POST as joinWaitlistRoute } from '@/app/api/seckill/[voucherId]/waitlist/route';
+import { POST as claimWaitlistRoute } from '@/app/api/seckill/[voucherId]/waitlist/claim/route';
 import { releaseOrder } from '@/lib/seckill/outbox';
 import { giveBackUnconfirmed, runGrabScript } from '@/lib/seckill/grab';
 import { nextOrderId } from '@/lib/id';
@@ -157,6 +161,54 @@ describe('a 200 means the order is in RabbitMQ', () => {
     }
     const retried = await grabUntilAccepted(u!, voucherId);
     expect(retried.status).toBe(200);
+  });
+
+  it('a grab that gives its unit back while people wait on the waitlist: the unit is offered to the first of them, not put on open sale; a claim that cannot publish gives the offer back to its claimer', async () => {
+    const voucherId = await createTestVoucher(db, redis, { stock: 1 });
+    const [x, w] = await createTestUsers(db, redis, 2);
+    await mqProxy.cut();
+    const hole = await blackHole(PROXY_PORT); // X's confirm never comes: X's grab waits 700 ms holding the last unit
+    await closeMq();
+    try {
+      const first = grab(x!, voucherId);
+      await waitFor('X holds the last unit', async () => (await redis.sismember(keys.seckillBuyers(voucherId), x!.userId)) === 1, 600, 10);
+      // Sold out meanwhile: W joins the waitlist.
+      const joined = await callRoute(joinWaitlistRoute, { method: 'POST', token: w!.token, params: { voucherId } });
+      expect(joined.json.data?.me).toEqual({ state: 'waiting', position: 1 });
+      const r = await first;
+      expect([r.status, r.json.error?.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+      // The unit X gave back is W's offer; the open stock stays 0, so no grab can take it past W.
+      expect(await redis.zrange(keys.seckillOffers(voucherId), 0, -1)).toEqual([w!.userId]);
+      expect(await readSeckillState(redis, voucherId)).toMatchObject({ remaining: 0, buyers: 0, pending: 0, offers: 1 });
+      expect(await redis.zcard(keys.seckillWaitlist(voucherId))).toBe(0);
+      await assertInvariants(voucherId);
+      // W claims while the broker still says nothing: 503, and the offer is W's again (a retry can
+      // succeed), not passed on or put on open sale; the claim no longer counts.
+      const expiry = Number(await redis.zscore(keys.seckillOffers(voucherId), w!.userId));
+      const c = await callRoute(claimWaitlistRoute, { method: 'POST', token: w!.token, params: { voucherId } });
+      expect([c.status, c.json.error?.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+      expect(await redis.zrange(keys.seckillOffers(voucherId), 0, -1)).toEqual([w!.userId]);
+      expect(Number(await redis.zscore(keys.seckillOffers(voucherId), w!.userId))).toBeGreaterThanOrEqual(expiry);
+      expect(await redis.hget(keys.seckillWaitStats(voucherId), 'claimed')).toBe('0');
+      expect(await readSeckillState(redis, voucherId)).toMatchObject({ remaining: 0, buyers: 0, pending: 0, offers: 1 });
+      await assertInvariants(voucherId);
+    } finally {
+      await new Promise((r) => hole.close(() => r(null)));
+      await closeMq();
+      await mqProxy.restore();
+    }
+    // Broker back: W claims the offer, and theirs is the one order written.
+    const claimed = await waitFor('W claims once the broker is back', async () => {
+      const c = await callRoute(claimWaitlistRoute, { method: 'POST', token: w!.token, params: { voucherId } });
+      if (c.status === 200) return c;
+      expect(c.status).toBe(503);
+      await new Promise((res) => setTimeout(res, 1000));
+      return null;
+    }, 15_000, 0);
+    worker ??= await startOrderWorker({ rabbitUrl: 'amqp://guest:guest@127.0.0.1:5672', batchWaitMs: 5, sweepIntervalMs: 500, staleMs: 1500 });
+    await waitFor('W\'s order written', async () => (await ordersOf(voucherId)).length === 1 || null);
+    expect(await ordersOf(voucherId)).toEqual([{ id: claimed.json.data.orderId, user_id: w!.userId }]);
+    expect(await assertInvariants(voucherId, { drained: true })).toMatchObject({ redisStock: 0, dbStock: 0, dbOrders: 1, buyers: 1, offers: 0 });
   });
 
   it('Redis forgets an answered grab entirely (outbox entry, buyer, unit): the worker still writes it from the queue', async () => {

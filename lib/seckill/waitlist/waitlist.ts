@@ -147,7 +147,7 @@ export async function claimOffer(db: DB, redis: RedisClient, voucherId: string, 
   const t = waitTag(voucherId);
   const w = waitKeys(voucherId);
   const orderId = await nextOrderId(redis);
-  const [code, , third] = await runScript<[number, string?, (string | number)?]>(
+  const [code, , third, expires] = await runScript<[number, string?, (string | number)?, (string | number)?]>(
     redis,
     'seckill-offer-claim',
     [keys.seckillMeta(t), keys.seckillBuyers(t), keys.seckillPending(t), w.offers, w.stats, keys.seckillForfeit(t)],
@@ -160,7 +160,8 @@ export async function claimOffer(db: DB, redis: RedisClient, voucherId: string, 
   try {
     await publishSoon(msg);
   } catch (err) {
-    return giveBackUnconfirmed(db, redis, msg, err);
+    // Not published: the unit goes back as the offer it was, so the claim the 503 says to retry can succeed.
+    return giveBackUnconfirmed(db, redis, msg, err, Number.isSafeInteger(Number(expires)) ? Number(expires) : undefined);
   }
   return { orderId, status: 'pending' };
 }
