@@ -2,7 +2,7 @@
  * Dead letters end to end: a real order the worker cannot persist (MySQL stock drifted to 0)
  * exhausts its retries into tb_order_dead_letter; the live page calls that inconsistent; after the
  * fix a replay persists it exactly once (replays are idempotent, concurrent ones act once), and a
- * discard gives the unit back. Every decision is audited.
+ * discard gives the unit back (to the first on the waitlist, if anyone waits). Every decision is audited.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
@@ -17,6 +17,9 @@ import { POST as replayRoute } from '@/app/api/admin/dead-letters/[id]/replay/ro
 import { POST as discardRoute } from '@/app/api/admin/dead-letters/[id]/discard/route';
 import { POST as replayAllRoute } from '@/app/api/admin/dead-letters/replay-all/route';
 import { POST as grabRoute } from '@/app/api/seckill/[voucherId]/route';
+import { POST as joinWaitlistRoute } from '@/app/api/seckill/[voucherId]/waitlist/route';
+import { keys } from '@/lib/redis/keys';
+import { readSeckillState } from '@/lib/seckill/state';
 import { orderWorkerSuite } from '@/e2e/support/fixtures/order-worker';
 import { assertInvariants } from '@/lib/seckill/invariants';
 import { createTestUsers, waitFor, type TestUser } from '@/e2e/support/fixtures/seckill';
@@ -42,9 +45,9 @@ const setDbStock = (id: string, stock: number) => sql`UPDATE tb_seckill_voucher 
 const orderCount = async (id: string) =>
   Number((await sql<{ n: number }>`SELECT COUNT(*) AS n FROM tb_voucher_order WHERE voucher_id = ${id}`.execute(db)).rows[0]!.n);
 
-/** A sale of 3 whose MySQL stock drifted to 0, and a grab the worker will dead-letter. */
-async function deadLetteredGrab(user: TestUser, i: number): Promise<{ voucherId: string; deadId: string }> {
-  const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { stock: 3 }) });
+/** A sale of `stock` (3) whose MySQL stock drifted to 0, and a grab the worker will dead-letter. */
+async function deadLetteredGrab(user: TestUser, i: number, stock = 3): Promise<{ voucherId: string; deadId: string }> {
+  const r = await callRoute(createRoute, { token: f.merchantA.token, body: seckillBody(f.shopA, { stock }) });
   const voucherId = r.json.data.id as string;
   await setDbStock(voucherId, 0);
   const g = await callRoute(grabRoute, { method: 'POST', token: user.token, params: { voucherId }, headers: { [PEER_HEADER]: `10.${ipBase}.5.${i}` } });
@@ -93,6 +96,18 @@ describe('dead letters', () => {
       return s.consistency.status === 'consistent' ? s : null;
     });
     expect(done.numbers).toMatchObject({ redisRemaining: 3, buyers: 0, pending: 0, dbOrders: 0 });
+  });
+
+  it('discard while people wait on the waitlist: the unit is the first waiter\'s offer, not put on open sale', async () => {
+    const { voucherId, deadId } = await deadLetteredGrab(users[4]!, 4, 1);
+    await setDbStock(voucherId, 1);
+    // The one unit is the dead letter's: sold out, so users[5] joins the waitlist.
+    const joined = await callRoute(joinWaitlistRoute, { ...as(users[5]!.token), params: { voucherId } });
+    expect(joined.json.data.me).toEqual({ state: 'waiting', position: 1 });
+    expect((await callRoute(discardRoute, { ...as(f.merchantA.token), params: { id: deadId } })).json.data.changed).toBe(true);
+    await waitFor('the unit offered', async () => ((await redis.zscore(keys.seckillOffers(voucherId), users[5]!.userId)) !== null ? true : null));
+    expect(await readSeckillState(redis, voucherId)).toMatchObject({ remaining: 0, buyers: 0, pending: 0, offers: 1 });
+    await assertInvariants(voucherId, { drained: true });
   });
 
   it('replay-all replays what the caller may see; an unparseable letter is admin-only and can only be discarded', async () => {
