@@ -16,12 +16,13 @@
   KEYS[5]  seckill:{tag}:meta       hash: end (ms)
   KEYS[6]  seckill:{tag}:waitlist   sorted set userId -> place, served lowest first
   KEYS[7]  seckill:{tag}:offers     sorted set userId -> offer expiry (ms, Redis clock)
-  KEYS[8]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired
+  KEYS[8]  seckill:{tag}:waitstats  hash: seq, offered, claimed, expired, claimsBack
   ARGV[1]  orderId   ARGV[2] userId   ARGV[3] how long an offer stays open (ms)
   ARGV[4]  '' or, for a claimed offer's order (lua/seckill-offer-claim-6.lua), the offer's expiry
-           (ms): the offer goes back to its claimer, open until then but at least OFFER_GRACE_MS
-           from now, so the claim they were told to retry (a 503) can succeed; the claim no longer
-           counts
+           (ms): while the sale runs the offer goes back to its claimer, open until then but at
+           least OFFER_GRACE_MS from now, so the claim they were told to retry (a 503) can succeed
+           (counted in the stats' `claimsBack`: `claimed` only ever grows, it is a counter in
+           /metrics); after the end the unit goes to the stock as any other
 
   Returns  {0}          nothing to release (not in the outbox: released before, or written)
            {1}          released, the unit back on open stock (or the buyer was already gone)
@@ -38,9 +39,13 @@ if ARGV[4] ~= '' then
   local OFFER_GRACE_MS = 5000
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZADD', KEYS[7], math.max(tonumber(ARGV[4]), now + OFFER_GRACE_MS), ARGV[2])
-  redis.call('HINCRBY', KEYS[8], 'claimed', -1)
-  return {2, ARGV[2]}
+  local saleEnd = tonumber(redis.call('HGET', KEYS[5], 'end'))
+  -- NX: were the claimer to hold an offer already (no path makes one: a buyer is never offered),
+  -- this unit would be dropped; it goes the ordinary way instead.
+  if saleEnd and now < saleEnd and redis.call('ZADD', KEYS[7], 'NX', math.max(tonumber(ARGV[4]), now + OFFER_GRACE_MS), ARGV[2]) == 1 then
+    redis.call('HINCRBY', KEYS[8], 'claimsBack', 1)
+    return {2, ARGV[2]}
+  end
 end
 local u = unitBack(KEYS[1], KEYS[5], KEYS[6], KEYS[2], KEYS[4], KEYS[7], KEYS[8], tonumber(ARGV[3]))
 if u then

@@ -45,7 +45,7 @@ export const keys = {
   /**
    * The waitlist for returned units (docs/fair-sale.md#waitlist), in the user's home bucket tag
    * (today the voucher id): waiting users (sorted set, score = room place, else 1e12 + join sequence), their open offers
-   * (sorted set, score = offer expiry ms), counters (hash: seq, offered, claimed, expired), and the
+   * (sorted set, score = offer expiry ms), counters (hash: seq, offered, claimed, expired, claimsBack), and the
    * users whose offer expired while the sale ran (set: a join again queues them behind, their room
    * place spent; docs/fair-sale.md#a-room-sales-waitlist).
    */

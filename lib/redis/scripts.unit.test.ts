@@ -24,7 +24,7 @@ const pinned: Record<string, string> = {
   'seckill-room-look': 'fc5679dc134e97064be15812822c85da1afaac34',
   'seckill-room-open': 'cc74ff9dfc1b994807700038ec008e22f2d72058',
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
-  'seckill-release': '99198fa75e01db27ecda8e8a7c1899bdea515f26',
+  'seckill-release': '14f4a226751e7795919cee70dc834f7c44d990be',
   'seckill-return': 'af090b41e82e9b06d139846fd03ee138169743a3',
   'seckill-offer-claim': '46f86f509089f5818a10975e66200f0311a78c81',
   'seckill-offer-expire': '63cbc1781ad13913493d66dbeb6d391fa90aa637',

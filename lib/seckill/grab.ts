@@ -9,7 +9,8 @@
  * So a 200 means the order is in RabbitMQ, and the worker will write it or report it failed. If
  * the confirm does not come (broker down, channel closed, PUBLISH_CONFIRM_TIMEOUT_MS), the order is
  * voided in MySQL if the broker may hold it anyway, the unit is given back in one script (outbox
- * entry, buyer, stock) and the grab answers 503 with Retry-After (giveBackUnconfirmed).
+ * entry, buyer, unit: to the waitlist's head if anyone waits, else the stock) and the grab answers
+ * 503 with Retry-After (giveBackUnconfirmed).
  */
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB } from '@/lib/db/client';
@@ -263,7 +264,7 @@ const errText = (err: unknown) => (err instanceof Error ? err.message : String(e
  * write), the broker may hold it all the same and the worker would write an order whose unit was
  * given back. So first void it in MySQL (tb_order_failure UNCONFIRMED, only if the order is not
  * there yet; the worker never writes a voided id). Then give the unit back in one script (outbox
- * entry, buyer, stock, only if the entry is still there).
+ * entry, buyer, unit, only if the entry is still there; lua/seckill-release-8.lua).
  *
  * The 200 stands instead when
  *   - the worker already wrote the order (the void finds it): only the confirm was late;

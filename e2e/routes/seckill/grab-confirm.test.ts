@@ -183,13 +183,13 @@ describe('a 200 means the order is in RabbitMQ', () => {
       expect(await redis.zcard(keys.seckillWaitlist(voucherId))).toBe(0);
       await assertInvariants(voucherId);
       // W claims while the broker still says nothing: 503, and the offer is W's again (a retry can
-      // succeed), not passed on or put on open sale; the claim no longer counts.
+      // succeed), not passed on or put on open sale; the claim is counted as given back.
       const expiry = Number(await redis.zscore(keys.seckillOffers(voucherId), w!.userId));
       const c = await callRoute(claimWaitlistRoute, { method: 'POST', token: w!.token, params: { voucherId } });
       expect([c.status, c.json.error?.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
       expect(await redis.zrange(keys.seckillOffers(voucherId), 0, -1)).toEqual([w!.userId]);
       expect(Number(await redis.zscore(keys.seckillOffers(voucherId), w!.userId))).toBeGreaterThanOrEqual(expiry);
-      expect(await redis.hget(keys.seckillWaitStats(voucherId), 'claimed')).toBe('0');
+      expect(await redis.hmget(keys.seckillWaitStats(voucherId), 'claimed', 'claimsBack')).toEqual(['1', '1']);
       expect(await readSeckillState(redis, voucherId)).toMatchObject({ remaining: 0, buyers: 0, pending: 0, offers: 1 });
       await assertInvariants(voucherId);
     } finally {

@@ -140,8 +140,8 @@ export async function waitlistView(redis: RedisClient, voucherId: string, userId
 
 /**
  * Claims this user's open offer: an order, like an accepted grab, answered once the broker
- * confirmed the order message (200 `pending`), or 503 with the unit given back to the open stock
- * if it did not (the grab's own giveBackUnconfirmed decides).
+ * confirmed the order message (200 `pending`), or 503 if it did not, with the offer given back to
+ * this user for the retry (the grab's own giveBackUnconfirmed decides; lua/seckill-release-8.lua).
  */
 export async function claimOffer(db: DB, redis: RedisClient, voucherId: string, userId: string): Promise<GrabResult> {
   const t = waitTag(voucherId);
