@@ -17,6 +17,7 @@ import { keys } from '@/lib/redis/keys';
 import { buyerIdPages, dbStockCounts } from '@/lib/seckill/seckill.repository';
 import { readSeckillState } from '@/lib/seckill/state';
 import { bucketTag, homeBucket } from '@/lib/seckill/buckets/tags';
+import { waitKeys } from '@/lib/seckill/waitlist/tag';
 
 export interface InvariantReport {
   voucherId: string;
@@ -43,11 +44,12 @@ export interface InvariantReport {
 }
 
 export async function checkInvariants(db: DB, redis: RedisClient, voucherId: string, opts: { drained?: boolean } = {}): Promise<InvariantReport> {
+  const w = waitKeys(voucherId);
   const [state, counts, waitingWithOffer] = await Promise.all([
     readSeckillState(redis, voucherId),
     dbStockCounts(db, voucherId),
-    // The waitlist lives in the voucher's own tag (lib/redis/keys.ts), so one ZINTERCARD reads it.
-    redis.zintercard(2, keys.seckillWaitlist(voucherId), keys.seckillOffers(voucherId)),
+    // The waitlist and its offers share one tag (lib/seckill/waitlist/tag.ts), so one ZINTERCARD reads it.
+    redis.zintercard(2, w.waitlist, w.offers),
   ]);
   if (!state) throw new Error(`voucher ${voucherId} is not preheated in Redis`);
   if (!counts) throw new Error(`voucher ${voucherId} has no tb_seckill_voucher row`);
