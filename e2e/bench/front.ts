@@ -15,7 +15,9 @@ export function frontConfig(o: { dir: string; port: number; hotPort: number; nex
 worker_processes ${o.workers};
 pid ${o.dir}/nginx.pid;
 error_log ${o.dir}/error.log warn;
-events { worker_connections 8192; }
+# A spike holds one connection per user and one upstream per request in flight; each worker is
+# bound by the open-files limit it inherits (e2e/bench: raised to the hard limit).
+events { worker_connections 100000; }
 http {
   access_log off;
   client_body_temp_path ${o.dir}/body;
@@ -26,7 +28,7 @@ http {
   upstream hot { server 127.0.0.1:${o.hotPort}; keepalive 512; }
   upstream next { server 127.0.0.1:${o.nextPort}; keepalive 64; }
   server {
-    listen 127.0.0.1:${o.port} backlog=4096;
+    listen 127.0.0.1:${o.port} backlog=65535${o.workers > 1 ? ' reuseport' : ''};
     # The hot routes of app/api/hot-routes.ts.
     location ~ ^/api/(seckill/[^/]+|seckill/[^/]+/room(?:/challenge|/token)?|orders/[^/]+|shops/[^/]+/vouchers)$ {
       ${proxy('hot')}

@@ -11,7 +11,9 @@
  *
  * Options: --connections C (16) --duration s (5, per measurement) --runs N (3) --users U (2 000)
  * --threads T (wrk's, 2: enough to keep one web process busy) --processes P (the product's
- * WEB_CONCURRENCY) --profile DIR (a V8 CPU profile of each web process, and of the bare server's in DIR/bare). Every answer of the app
+ * WEB_CONCURRENCY) --profile DIR (a V8 CPU profile of each web process, and of the bare server's in DIR/bare)
+ * --shape b (the hot-only web server behind nginx, e2e/bench/front.ts, with as many workers as web
+ * processes; nginx's CPU counts as the app's: what a light front in C does to a connection's cost). Every answer of the app
  * must be the sold-out view (its body holds `"state":"soldout"`), else the run fails.
  */
 import { db } from '@/lib/db/client';
@@ -80,22 +82,27 @@ export const scenario: Scenario = {
     const tokens = made.map((u) => u.token);
 
     // --profile DIR: a V8 CPU profile of each web process (read with e2e/bench/profile-top.ts).
-    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes) }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
+    if (a.extra.shape && a.extra.shape !== 'b') throw new Error('--shape must be b (the default is a)');
+    const shapeB = a.extra.shape === 'b';
+    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : {}) }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
+    const webPort = Number(new URL(web.url).port);
+    const front = shapeB ? await h.startFront(webPort, webPort, processes) : null;
+    const entry = front?.url ?? web.url;
     await h.startWorkers(a.workers);
     const voucherId = await createRoomVoucher(db, redis, { stock: 1, powCost: 1000 });
-    await sellOut(web.url, voucherId, tokens[0]!, tokens[1]!);
+    await sellOut(entry, voucherId, tokens[0]!, tokens[1]!);
     const ceiling = await h.startCeiling(processes, {}, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}/bare`] : []);
-    const app = { url: `${web.url}/api/seckill/${voucherId}/room`, pid: web.proc.child.pid! };
-    const bare = { url: `${ceiling.url}/api/seckill/0/room`, pid: ceiling.proc.child.pid! };
+    const app = { url: `${entry}/api/seckill/${voucherId}/room`, pids: [web.proc.child.pid!, ...(front ? [front.proc.child.pid!] : [])] };
+    const bare = { url: `${ceiling.url}/api/seckill/0/room`, pids: [ceiling.proc.child.pid!] };
     const threads = Number(a.extra.threads ?? 2);
     const measure = (s: typeof app, d = durationS) =>
-      runWrk({ url: s.url, tokens, connections, threads, durationS: d, body: BODY, close: true, expect: s === app ? SOLD_OUT : undefined, serverPids: [s.pid] });
+      runWrk({ url: s.url, tokens, connections, threads, durationS: d, body: BODY, close: true, expect: s === app ? SOLD_OUT : undefined, serverPids: s.pids });
 
     h.log('… warm-up: 2 s on each');
     await measure(app, 2);
     await measure(bare, 2);
     const runs: { app: WrkResult; bare: WrkResult }[] = [];
-    const summary = [`conn soldout: ${connections} wrk connections over ${threads} thread(s), each request a new one (Connection: close), ${durationS} s per measurement, the two servers in turn (first the app, then the bare server first, …), ${rounds} time(s); ${processes} web process(es), cluster scheduling ${acceptPolicyHere(processes)} (workers/accept-policy.ts); ${kernel.join(', ')}; ${users} users' tokens in turn`];
+    const summary = [`conn soldout: ${connections} wrk connections over ${threads} thread(s), each request a new one (Connection: close), ${durationS} s per measurement, the two servers in turn (first the app, then the bare server first, …), ${rounds} time(s); ${processes} web process(es)${shapeB ? ` (shape b: hot-only behind ${processes} nginx worker(s), nginx's CPU counted as the app's)` : ''}, cluster scheduling ${acceptPolicyHere(processes)} (workers/accept-policy.ts); ${kernel.join(', ')}; ${users} users' tokens in turn`];
     for (let r = 0; r < rounds; r++) {
       h.log(`… run ${r + 1} of ${rounds}`);
       // Alternating which goes first, so a drift of the box's load does not always fall on one side.

@@ -13,7 +13,8 @@
  * --processes P (web processes; default the product's WEB_CONCURRENCY) --workers W (1)
  * --timeout seconds (a request unanswered this long is a socket error and retried: 60)
  * --runs N (1: the whole spike, bare server then app, N times over; the figure is the median ratio)
- * --part all|hot|split (the web server's WEB_PART; default the product's)
+ * --part all|hot|split (the web server's WEB_PART; default the product's) --shape b (the hot-only
+ * web server behind nginx, e2e/bench/front.ts, four workers at least; nginx's CPU counts as the app's)
  * --sched none|rr (node:cluster's scheduling in both servers, NODE_CLUSTER_SCHED_POLICY; default
  * the product's rule, workers/accept-policy.ts: one process over a deep kernel queue accepts for
  * itself, else rr, the primary accepting every connection and handing it to a process over IPC)
@@ -85,6 +86,12 @@ export const scenario: Scenario = {
     // --part split|hot|all: the web server's WEB_PART (docs/hot-server.md#the-split-server); default the product's.
     const part: Record<string, string> = a.extra.part ? { WEB_PART: a.extra.part } : {};
     if (a.extra.part && !['all', 'hot', 'split'].includes(a.extra.part)) throw new Error('--part must be all, hot or split');
+    // --shape b: the hot-only web server behind nginx (e2e/bench/front.ts), nginx's CPU counted as the app's.
+    if (a.extra.shape && a.extra.shape !== 'b') throw new Error('--shape must be b (the default is a)');
+    const shapeB = a.extra.shape === 'b';
+    if (shapeB && a.extra.part) throw new Error('--shape b runs the hot-only server: leave out --part');
+    if (shapeB) Object.assign(part, { WEB_PART: 'hot', TRUSTED_PROXIES: '1' });
+    const frontWorkers = Math.max(4, processes);
     const rounds = Number(a.extra.runs ?? 1);
     if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_RUNS) throw new Error(`--runs must be a whole number from 1 to ${MAX_RUNS}`);
     const sched: Record<string, string> = a.extra.sched ? { NODE_CLUSTER_SCHED_POLICY: a.extra.sched } : {};
@@ -99,7 +106,7 @@ export const scenario: Scenario = {
     const tokens = created.map((u) => u.token);
     line(`${users} users`, true);
     const summary = [
-      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicyHere(processes)} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
+      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}${shapeB ? ` (shape b: hot-only behind ${frontWorkers} nginx workers, nginx's CPU counted as the app's)` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicyHere(processes)} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);
@@ -126,26 +133,32 @@ export const scenario: Scenario = {
 
       // --profile DIR: a V8 CPU profile of each web process (read with e2e/bench/profile-top.ts).
       const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...sched, ...part }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
+      // Four nginx workers at least: each holds at most the open-files limit's connections (20 000
+      // here), and the spike can hold one per user (20 000) plus one upstream per parked look.
+      const front = shapeB ? await h.startFront(Number(new URL(web.url).port), Number(new URL(web.url).port), frontWorkers) : null;
+      const entry = front?.url ?? web.url;
+      const appPids = [web.proc.child.pid!, ...(front ? [front.proc.child.pid!] : [])];
       await h.startWorkers(a.workers);
       // Warm-up, as the grab scenario's: 2 s of refusals, so the measured spike finds its path compiled.
       const warm = await createTestVoucher(db, redis, { stock: 1, title: 'bench warm-up' });
-      await runWrk({ url: `${web.url}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: 50, durationS: 2 });
+      await runWrk({ url: `${entry}/api/seckill/${warm}`, tokens: tokens.slice(0, 1000), connections: 50, durationS: 2 });
       const powCost = Number(a.extra['pow-cost'] ?? 1000);
       const roomStartMs = Number(a.extra['room-start'] ?? windowMs / 2000) * 1000;
       // The room's spike starts at a set moment, so the sale's start can fall inside the window: far
       // enough ahead for the client processes to be forked and ready (else t0 moves and it is reported).
-      if (room) await warmRoom(web.url, tokens.slice(0, 200), powCost);
+      if (room) await warmRoom(entry, tokens.slice(0, 200), powCost);
       const plannedT0 = Date.now() + 8000;
       const voucherId = room
         ? await createRoomVoucher(db, redis, { stock, powCost, startsInMs: plannedT0 + roomStartMs - Date.now() })
         : await createTestVoucher(db, redis, { stock, title: `bench spike ${flow}` });
       await expectFreshVoucher(voucherId, stock);
-      const webCpu = serversCpuSeconds([web.proc.child.pid!]);
-      const webQueue = treeRunQueue(web.proc.child.pid!);
+      const webCpu = serversCpuSeconds(appPids);
+      const queued = () => appPids.reduce((t, pid) => t + treeRunQueue(pid).waitedS, 0);
+      const webQueue = queued();
       h.log(`… ${tag}the spike on the app`);
-      const appRun = await spike(web.url, `/api/seckill/${voucherId}`, 2 * r + 2, flow, room ? plannedT0 : undefined);
-      const webCpuS = serversCpuSeconds([web.proc.child.pid!]) - webCpu;
-      const webWaitS = treeRunQueue(web.proc.child.pid!).waitedS - webQueue.waitedS;
+      const appRun = await spike(entry, `/api/seckill/${voucherId}`, 2 * r + 2, flow, room ? plannedT0 : undefined);
+      const webCpuS = serversCpuSeconds(appPids) - webCpu;
+      const webWaitS = queued() - webQueue;
       const app = summarizeSpike(appRun);
       const drainS = await waitForDrain(voucherId, Date.now());
       await h.stopAll();
