@@ -213,6 +213,15 @@ const schema = z.object({
   /** Tickets one sale's room holds at most (a join beyond it: 503, try again). */
   ROOM_MAX_TICKETS: int(200_000),
   /**
+   * Every unit spoken for (docs/fair-sale.md#every-unit-spoken-for): after the start, with a hold,
+   * a join gets no ticket (名额已满) once the live tickets (waiting, or admitted and neither bought
+   * nor past their hold) reach the stock left plus this reserve, per cent of that stock, for the
+   * admitted who never buy. 0 with ROOM_RESERVE_MIN 0 = every join gets a ticket.
+   */
+  ROOM_RESERVE_PERCENT: int(0),
+  /** The reserve's least, tickets (with ROOM_RESERVE_PERCENT; both 0: off). */
+  ROOM_RESERVE_MIN: int(0),
+  /**
    * The longest a waiting visitor's look may wait in the process for its moment (a long poll:
    * answered at admission, at the sell-out, or when this runs out), ms; the visitor asks for up to it
    * with `?wait=` (docs/fair-sale.md#waiting-without-polling). 0 = looks never wait.

@@ -51,10 +51,16 @@
   ARGV[9]  the gate's solution, checked by the caller: ms its spent mark lives, '0' one that did not
            check out, '' none sent. With a unit left it is spent here, as lua/seckill-gate-pass-2.lua
            would (the passed set lives until an hour after the sale's end)
+  ARGV[10] the reserve, per cent of the stock left, and ARGV[11] its least (both 0 or '': no limit):
+           after the start, with a hold, a join that finds every unit spoken for gets no ticket
+           (docs/fair-sale.md#every-unit-spoken-for): the live tickets (waiting, or admitted and
+           neither bought nor past their hold: seq - max(won + pw, served a hold ago), the
+           hold cap's own terms) at the stock left plus the reserve. Pre-start joins are never
+           refused (the shuffle must not reward arriving first)
   The look, the gate and the turn are one round trip: a buyer's request used to make three.
 
   Returns  {0, position|false, served, issued, stock, begin, end, shuffled(0/1), now, held(0/1),
-            gate, passed, kept}
+            gate, passed, kept, full(0/1)}
            held: with a hold, every open unit is held by an admitted ticket that has not bought
            (the next ticket waits for a purchase to end the sale or a hold to lapse)
            gate: -1 no solution spent here; else lua/seckill-gate-pass-2.lua's answer (1 passed
@@ -62,6 +68,7 @@
            passed: with ARGV[6], 1 through the gate (now or before), 0 not; -1 not asked
            kept: 1 the turn was kept here (or had been: one moment per place), 0 not asked or not
            kept (no ticket, no unit left, no turns)
+           full: 1 this join was refused a ticket, every unit spoken for (ARGV[10], ARGV[11])
            {1}  unknown voucher (not preheated)     {2}  not a room sale
            {3}  ended                               {4}  the room is full
            {5}  started, the pre-start tickets not shuffled yet (the caller shuffles, asks again)
@@ -88,25 +95,6 @@ local pre = tonumber(st[2]) or 0
 local served = tonumber(st[3]) or 0
 local pos = redis.call('ZSCORE', KEYS[2], ARGV[1])
 local stock = tonumber(redis.call('GET', KEYS[4])) or 0
--- No ticket for nothing: after the start with no unit left (a returned unit goes to the waitlist
--- first and keeps the sale sold out here), a join is answered sold out without a place.
-if not pos and ARGV[2] == '1' and (now < begin or stock > 0) then
-  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then
-    return {4}
-  end
-  seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
-  if now < begin then
-    pre = redis.call('HINCRBY', KEYS[3], 'pre', 1)
-  end
-  redis.call('ZADD', KEYS[2], seq, ARGV[1])
-  redis.call('PEXPIREAT', KEYS[2], finish + 3600000)
-  redis.call('PEXPIREAT', KEYS[3], finish + 3600000)
-  pos = seq
-end
-local shuffled = 0
-if pre == 0 or st[5] then
-  shuffled = 1
-end
 -- places of one move of the counter looked up in the buyers set (pw, below)
 local PW_CHECK = 64
 
@@ -126,6 +114,42 @@ local function servedAgo(hold)
   return old
 end
 
+-- Every unit spoken for: the live tickets against the stock left plus the reserve (ARGV[10], ARGV[11]),
+-- after the start, with a hold. Read only once the tickets issued could reach it at all.
+local full = 0
+local reservePct, reserveMin, holdMs = tonumber(ARGV[10]) or 0, tonumber(ARGV[11]) or 0, tonumber(ARGV[5]) or 0
+if not pos and ARGV[2] == '1' and now >= begin and stock > 0 and holdMs > 0 and (reservePct > 0 or reserveMin > 0) then
+  local limit = stock + math.max(reserveMin, math.ceil(stock * reservePct / 100))
+  if seq >= limit then
+    local w = redis.call('HMGET', KEYS[3], 'w0', 'pw')
+    local won = 0
+    if w[1] then
+      won = redis.call('SCARD', KEYS[5]) + (tonumber(m[5]) or 0) - tonumber(w[1])
+    end
+    if seq - math.max(won + (tonumber(w[2]) or 0), servedAgo(holdMs)) >= limit then
+      full = 1
+    end
+  end
+end
+-- No ticket for nothing: after the start with no unit left (a returned unit goes to the waitlist
+-- first and keeps the sale sold out here), a join is answered sold out without a place.
+if not pos and ARGV[2] == '1' and full == 0 and (now < begin or stock > 0) then
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then
+    return {4}
+  end
+  seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+  if now < begin then
+    pre = redis.call('HINCRBY', KEYS[3], 'pre', 1)
+  end
+  redis.call('ZADD', KEYS[2], seq, ARGV[1])
+  redis.call('PEXPIREAT', KEYS[2], finish + 3600000)
+  redis.call('PEXPIREAT', KEYS[3], finish + 3600000)
+  pos = seq
+end
+local shuffled = 0
+if pre == 0 or st[5] then
+  shuffled = 1
+end
 local held = 0
 if now >= begin then
   if shuffled == 0 then
@@ -235,4 +259,4 @@ if stock > 0 then
     end
   end
 end
-return {0, pos, math.floor(served), seq, stock, begin, finish, shuffled, now, held, gate, passed, kept}
+return {0, pos, math.floor(served), seq, stock, begin, finish, shuffled, now, held, gate, passed, kept, full}

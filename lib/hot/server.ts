@@ -25,7 +25,7 @@ import type { Duplex } from 'node:stream';
 import { env } from '@/lib/env';
 import { connectionBucket, PEER_HEADER, type TrustedProxies } from '@/lib/http/client-ip';
 import { errorReply } from '@/lib/http/respond';
-import { Refusal, type Admission, type RouteHandler } from '@/lib/http/route';
+import { Refusal, type Admission, type KnownHeaders, type RouteHandler } from '@/lib/http/route';
 import type { Reply } from '@/lib/http/respond';
 import { apiSecurityHeaders } from '@/lib/http/security-headers';
 import { closeAfterAnswer, deadlineOptions, dropBody, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
@@ -188,7 +188,7 @@ export function createHotServer(o: HotServerOptions): http.Server {
       // it buffered already: node dumps that one once the answer is sent, as it always did);
       // sendReply closes the connection if the body was not all there. The answer is handed to the
       // core, not asked for again: a known answer may count itself (the grab's remembered refusals do).
-      const known = hasBody(req) ? route.handler.known?.(params) : undefined;
+      const known = hasBody(req) && route.handler.known ? askKnown(route.handler.known, params, req) : undefined;
       if (known !== undefined && req.readableLength === 0 && !req.complete) dropBody(req);
       const pending = known !== undefined ? null : readBody(req, res);
       const out = pending ? pending.then((body) => route.handler.core(toHotRequest(req, body), params, res)) : route.handler.core(toHotRequest(req, null), params, res, known);
@@ -349,4 +349,25 @@ export function capConnectionsPerClient(server: http.Server, max: number, truste
       else open.set(key, left);
     });
   });
+}
+
+/**
+ * A known answer's view of node's request headers (lib/http/route.ts KnownHeaders): one reader,
+ * pointed at each request in turn, since `known` is asked synchronously and keeps nothing.
+ */
+const knownHeaders: KnownHeaders & { req: IncomingMessage | undefined } = {
+  req: undefined,
+  get(name: string): string | null {
+    const v = this.req?.headers[name.toLowerCase()];
+    return typeof v === 'string' ? v : null;
+  },
+};
+
+function askKnown(known: NonNullable<RouteHandler<Record<string, string>>['known']>, params: Record<string, string>, req: IncomingMessage): unknown {
+  knownHeaders.req = req;
+  try {
+    return known(params, knownHeaders);
+  } finally {
+    knownHeaders.req = undefined;
+  }
 }

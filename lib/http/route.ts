@@ -72,8 +72,13 @@ export type RouteHandler<P> = ((req: Request, ctx: { params: Promise<P> }) => Pr
    * such an answer never needs, and then hands a defined answer to `core` (its `known` argument)
    * instead of letting the core ask again: a known answer may count itself.
    */
-  known?: (params: P) => unknown;
+  known?: (params: P, headers: KnownHeaders) => unknown;
 };
+
+/** The request's headers as a known answer may read them (a Request's Headers, or the hot server's reader of node's). */
+export interface KnownHeaders {
+  get(name: string): string | null;
+}
 
 export interface RouteOptions<A extends AuthLevel, P> {
   auth: A;
@@ -81,9 +86,11 @@ export interface RouteOptions<A extends AuthLevel, P> {
    * An answer this process already knows that is the same whoever asks and changes nothing (a
    * sold-out sale): given before the caller is resolved, the CSRF rule or the door's slot, so it
    * costs no session read and no Redis. Undefined: not known, the request goes the whole way.
-   * The route's own validation still applies to everything it does not answer.
+   * The route's own validation still applies to everything it does not answer. `headers` may
+   * narrow who gets it (a room's 名额已满: not a caller who shows a ticket), never widen it: the
+   * headers are the client's word.
    */
-  known?: (params: NoInfer<P>) => unknown;
+  known?: (params: NoInfer<P>, headers: KnownHeaders) => unknown;
 }
 
 export function route<A extends AuthLevel, P extends Record<string, string> = Record<string, string>>(
@@ -109,7 +116,7 @@ export function route<A extends AuthLevel, P extends Record<string, string> = Re
     const https = isHttps(req.url, req.headers);
     try {
       if (opts.known !== undefined) {
-        const known = asked !== undefined ? asked : opts.known(params);
+        const known = asked !== undefined ? asked : opts.known(params, req.headers);
         if (known !== undefined) return answerKnown(known, req, https, started);
       }
       const caller = opts.auth === 'none' ? null : resolveCaller(req.headers);

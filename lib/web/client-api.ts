@@ -13,12 +13,12 @@ export class ApiError extends Error {
   }
 }
 
-export async function api<T>(path: string, init: { method?: string; body?: unknown; redirectOn401?: boolean } = {}): Promise<T> {
+export async function api<T>(path: string, init: { method?: string; body?: unknown; redirectOn401?: boolean; headers?: Record<string, string> } = {}): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {
       method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
-      headers: init.body === undefined ? undefined : { 'content-type': 'application/json' },
+      headers: init.body === undefined ? init.headers : { 'content-type': 'application/json', ...init.headers },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
       credentials: 'same-origin',
     });

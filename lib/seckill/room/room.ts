@@ -18,11 +18,12 @@ import { preheatIfOnSale, type GrabResult } from '@/lib/seckill/grab';
 import { refusalMemoryOf } from '@/lib/seckill/refusal-memory';
 import { BoundedMemory } from '@/lib/bounded-memory';
 import type { Challenge } from 'altcha-lib/types';
-import { signTicket } from '@/lib/seckill/room/tokens';
+import { signTicket, ticketOf } from '@/lib/seckill/room/tokens';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
 import { MAX_DUE } from '@/lib/seckill/room/turns';
 
-export type RoomState = 'none' | 'waiting' | 'admitted' | 'soldout';
+/** `full`: a join after the start that found every unit spoken for got no ticket (docs/fair-sale.md#every-unit-spoken-for). */
+export type RoomState = 'none' | 'waiting' | 'admitted' | 'soldout' | 'full';
 
 export interface RoomView {
   state: RoomState;
@@ -69,7 +70,7 @@ export function admissionRate(): number {
   return env.ROOM_ADMIT_MAX_PER_SECOND > 0 ? Math.min(rate, env.ROOM_ADMIT_MAX_PER_SECOND) : rate;
 }
 
-type LookReply = [number, (number | null)?, number?, number?, number?, number?, number?, number?, number?, number?, number?, number?, number?];
+type LookReply = [number, (number | null)?, number?, number?, number?, number?, number?, number?, number?, number?, number?, number?, number?, number?];
 
 const notRoom = () => new AppError('NOT_FOUND', '该秒杀无需排队');
 
@@ -112,7 +113,7 @@ function runLook(redis: RedisClient, voucherId: string, userId: string, join: bo
       keys.roomPassed(voucherId),
       keys.roomPowSpent(voucherId, ask?.gate?.challenge ?? '-'),
     ],
-    [userId, join ? '1' : '', env.ROOM_MAX_TICKETS, rate, env.ROOM_HOLD_MS, ask?.buy ? '1' : '', ask?.turns ? env.ROOM_TURN_MS : 0, MAX_DUE, ask?.gate ? ask.gate.ttlMs : ''],
+    [userId, join ? '1' : '', env.ROOM_MAX_TICKETS, rate, env.ROOM_HOLD_MS, ask?.buy ? '1' : '', ask?.turns ? env.ROOM_TURN_MS : 0, MAX_DUE, ask?.gate ? ask.gate.ttlMs : '', env.ROOM_RESERVE_PERCENT, env.ROOM_RESERVE_MIN],
   );
 }
 
@@ -130,6 +131,8 @@ export interface RoomSnapshot {
   rate: number;
   /** Every open unit is held by an admitted ticket that has not bought yet: the next ticket waits for a lapse or the sell-out. */
   allHeld: boolean;
+  /** This look's join was refused a ticket: every unit spoken for (ROOM_RESERVE_PERCENT). */
+  full: boolean;
 }
 
 /**
@@ -168,11 +171,14 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
     default:
       throw new AppError('SERVICE_UNAVAILABLE', '正在开场排序，请稍后再试', { retryAfter: 1 });
   }
-  const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now(), held = 0, gate = -1, passed = -1, kept = 0] = r;
+  const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now(), held = 0, gate = -1, passed = -1, kept = 0, full = 0] = r;
   roomMetrics.observe(voucherId, issued, served, end);
   if (join && pos === issued && issued > 0) roomMetrics.joined();
-  const snap = { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate, allHeld: held === 1 };
+  const snap = { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate, allHeld: held === 1, full: full === 1 };
   lastSnapshots.set(voucherId, snap, end);
+  // Every unit spoken for: the next joins of this process hear it from memory for a moment (a
+  // lapse or a purchase may make room again; the bound is the refusal memory's).
+  if (full === 1) fullRooms.set(voucherId, snap, end);
   // No stock left: what the grab script would answer, so the grab route and the next looks here
   // hear it from memory (a returned unit or an add-stock invalidates it, as for the grab's own).
   if (stock <= 0) refusals?.record(voucherId, 'SOLD_OUT', mark, end);
@@ -200,6 +206,32 @@ export function soldOutFromMemory(redis: RedisClient, voucherId: string): RoomVi
 /** The sold-out view of each snapshot still remembered (lastSnapshots holds the snapshots). */
 const soldOutViews = new WeakMap<RoomSnapshot, RoomView>();
 
+/**
+ * Sales whose last join here found every unit spoken for, with that look's snapshot, for the
+ * refusal memory's bound (SECKILL_REFUSAL_MEMORY_MS): not a fact to keep, since a hold that lapses
+ * or a purchase may make room again, and nothing announces it. Not trusted through pub/sub either:
+ * a newcomer may hear 名额已满 that long after room was made, never a ticket holder (below).
+ */
+/** The header a join shows its ticket in, so that memory never tells a ticket holder 名额已满. */
+export const TICKET_HEADER = 'x-room-ticket';
+
+const fullRooms = new BoundedMemory<RoomSnapshot>(env.SECKILL_REFUSAL_MEMORY_MS, 10_000);
+const fullViews = new WeakMap<RoomSnapshot, RoomView>();
+
+/**
+ * 名额已满 without Redis, for a join by a newcomer (no ticket of this sale in `ticketHeader`) while
+ * this process remembers the room full (fullRooms). A join that carries its own valid ticket goes to
+ * Redis as always: a ticket holder never hears it, whatever the memory says.
+ */
+export function fullFromMemory(voucherId: string, ticketHeader: string | null | undefined): RoomView | null {
+  const snap = fullRooms.get(voucherId);
+  if (!snap) return null;
+  if (ticketHeader && ticketOf(ticketHeader, voucherId)) return null;
+  let known = fullViews.get(snap);
+  if (!known) fullViews.set(snap, (known = Object.freeze(view('full', null, null, null, false, null, snap))));
+  return known;
+}
+
 /** Sold out: no stock at the look, or this process already knows it (the grab taught it). */
 export function soldOutAt(redis: RedisClient, voucherId: string, snap: RoomSnapshot): boolean {
   return snap.stock <= 0 || refusalMemoryOf(redis)?.lookup(voucherId) === 'SOLD_OUT';
@@ -210,7 +242,7 @@ export function viewOf(voucherId: string, userId: string, position: number | nul
   const ticket = position === null ? null : signTicket({ voucherId, userId, position, expiresAt: snap.end });
   // Sold out: everyone waiting hears it at once.
   if (soldOut) return view('soldout', position, null, null, false, ticket, snap);
-  if (position === null) return view('none', position, null, null, false, ticket, snap);
+  if (position === null) return view(snap.full ? 'full' : 'none', position, null, null, false, ticket, snap);
   if (snap.now >= snap.begin && position <= snap.served) return view('admitted', position, 0, 0, false, ticket, snap);
   const ahead = Math.max(0, position - Math.floor(snap.served) - 1);
   const untilStart = Math.max(0, snap.begin - snap.now);

@@ -62,6 +62,16 @@ export function verifyTicket(value: string, voucherId: string, userId: string, n
   return { voucherId, userId, position, expiresAt };
 }
 
+/**
+ * Whether `value` is a well-signed, unexpired ticket of this sale, whoever's (the user is not known
+ * yet where it is asked: before the session is read, lib/seckill/room/room.ts fullFromMemory). A
+ * forged or foreign one only sends its request the whole way, where Redis decides.
+ */
+export function ticketOf(value: string, voucherId: string, now = Date.now()): boolean {
+  const f = open('t1', value);
+  return f !== null && f[0] === voucherId && Number(f[3]) > now;
+}
+
 export interface GrabToken {
   voucherId: string;
   userId: string;

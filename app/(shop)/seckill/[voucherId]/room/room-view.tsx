@@ -42,6 +42,25 @@ function wait(ms: number): string {
  * inside it, else when it runs out, with the place as it is then. A server that answers at once
  * (it holds no more waiting looks) is asked again only once the wait has passed; errors back off.
  */
+const ticketKey = (voucherId: string) => `room-ticket:${voucherId}`;
+
+/** The room ticket this tab was given for the sale (sessionStorage: gone with the tab), or null. */
+function heldTicket(voucherId: string): string | null {
+  try {
+    return sessionStorage.getItem(ticketKey(voucherId));
+  } catch {
+    return null;
+  }
+}
+
+function keepTicket(voucherId: string, ticket: string): void {
+  try {
+    sessionStorage.setItem(ticketKey(voucherId), ticket);
+  } catch {
+    // storage off: a reload while the room is full asks again without it
+  }
+}
+
 function useRoom(voucherId: string, round: number): { look: Look | null; error: string | null; ended: boolean } {
   const [look, setLook] = useState<Look | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -56,13 +75,17 @@ function useRoom(voucherId: string, round: number): { look: Look | null; error: 
       const started = Date.now();
       let next = 2000;
       try {
-        const l = await api<Look>(joined ? `/api/seckill/${voucherId}/room?wait=${waitMs}` : `/api/seckill/${voucherId}/room`, { method: joined ? 'GET' : 'POST' });
+        // A join shows the ticket this tab holds, so a reload keeps its place even while the room
+        // answers newcomers 名额已满 (docs/fair-sale.md#every-unit-spoken-for).
+        const held = joined ? null : heldTicket(voucherId);
+        const l = await api<Look>(joined ? `/api/seckill/${voucherId}/room?wait=${waitMs}` : `/api/seckill/${voucherId}/room`, { method: joined ? 'GET' : 'POST', headers: held ? { 'x-room-ticket': held } : undefined });
         joined = true;
         failures = 0;
         if (stopped) return;
+        if (l.ticket) keepTicket(voucherId, l.ticket);
         setLook(l);
         setError(null);
-        if (l.state === 'admitted' || l.state === 'soldout') return; // nothing more to wait for
+        if (l.state === 'admitted' || l.state === 'soldout' || l.state === 'full') return; // nothing more to wait for
         if (l.state === 'none') joined = false; // the room forgot this place (a Redis loss): join again
         next = Math.max(0, waitMs - (Date.now() - started));
         waitMs = Math.round(Math.min(5000, Math.max(1000, (l.estimateMs ?? 4000) / 4)));
@@ -185,6 +208,15 @@ export function RoomView({ voucherId, shopId, title, beginTime, endTime }: { vou
             <div className="mt-3 text-left">
               <WaitlistBox voucherId={voucherId} onStockBack={lookAgain} />
             </div>
+          </div>
+        )}
+        {look && !soldOut && look.state === 'full' && (
+          <div className="py-4" data-testid="room-full">
+            <p className="text-2xl font-semibold text-gray-700">名额已满</p>
+            <p className="mt-1 text-sm text-gray-600">每件商品都已有人排队认领，有人放弃时会重新开放</p>
+            <button type="button" onClick={lookAgain} className="mt-3 rounded-full border border-brand px-4 py-1.5 text-sm text-brand" data-testid="room-full-again">
+              再试一次
+            </button>
           </div>
         )}
         {look && !soldOut && look.state === 'waiting' && (

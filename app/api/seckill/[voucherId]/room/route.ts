@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { requireOwnOrigin, route, type Admission } from '@/lib/http/route';
+import { requireOwnOrigin, route, type Admission, type KnownHeaders } from '@/lib/http/route';
 import { parseId, parseOptionalJson, parseQuery } from '@/lib/http/parse';
 import { db } from '@/lib/db/client';
 import { redis } from '@/lib/redis/client';
 import { consume } from '@/lib/rate-limit';
-import { lookRoomWithSnapshot, soldOutFromMemory } from '@/lib/seckill/room/room';
+import { fullFromMemory, lookRoomWithSnapshot, soldOutFromMemory, TICKET_HEADER } from '@/lib/seckill/room/room';
 import { park } from '@/lib/seckill/room/park';
 import { withChallenge } from '@/lib/seckill/room/challenge';
 import { buyOnAdmission, gateAnswered, gateSolution } from '@/lib/seckill/room/grab-token';
@@ -94,6 +94,14 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
 const soldOut = (params: Record<string, string>) => soldOutFromMemory(redis, params.voucherId ?? '') ?? undefined;
 
 /**
+ * A join also hears 名额已满 from memory (every unit spoken for, docs/fair-sale.md#every-unit-spoken-for)
+ * unless it shows a ticket of this sale (`x-room-ticket`: the page and the apps send the one they
+ * hold, so a reload or the join with the gate's solution keeps the place); a look never does.
+ */
+const soldOutOrFull = (params: Record<string, string>, headers: KnownHeaders) =>
+  soldOutFromMemory(redis, params.voucherId ?? '') ?? fullFromMemory(params.voucherId ?? '', headers.get(TICKET_HEADER)) ?? undefined;
+
+/**
  * The waiting room of a room sale (docs/fair-sale.md#the-waiting-room). POST joins (idempotent:
  * the same user keeps the same place), GET looks: `{ state: none|waiting|admitted|soldout,
  * position, ahead, estimateMs, shuffled, issued, served, beginTime, ticket }`. `GET ?wait=ms`
@@ -117,7 +125,7 @@ export const GET = route({ auth: 'user', known: soldOut }, async ({ req, params,
  * now, the answer is the purchase; waiting, with `wait` the join is held until the turn and then
  * buys, else a later look with `buy=1` does.
  */
-export const POST = route({ auth: 'user', known: soldOut }, async ({ req, params, user, ip, admission }) => {
+export const POST = route({ auth: 'user', known: soldOutOrFull }, async ({ req, params, user, ip, admission }) => {
   const voucherId = parseId(params.voucherId, '优惠券 id');
   const input = await parseOptionalJson(req, joinBody);
   await consume('roomUser', user.id);
