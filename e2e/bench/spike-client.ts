@@ -18,10 +18,10 @@ async function runUser(s: ClientSetup, t0: number, u: ClientSetup['users'][numbe
     user: u,
     path: s.path,
     options: s.options,
-    async send(method, path, body): Promise<SendResult> {
+    async send(method, path, body, headers): Promise<SendResult> {
       rec.requests++;
       try {
-        const r = await client.request(method, path, auth, body);
+        const r = await client.request(method, path, headers ? { ...auth, ...headers } : auth, body);
         if (Number.isNaN(rec.firstMs)) rec.firstMs = now() - t0;
         statuses[r.status] = (statuses[r.status] ?? 0) + 1;
         return r;

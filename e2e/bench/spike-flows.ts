@@ -30,8 +30,8 @@ export interface FlowContext {
   path: string;
   /** Flow options from the command line (`--flow-<name> value`), for flows that need more (a room's paths). */
   options: Record<string, string>;
-  /** A request on the user's own connection, with their Bearer token; never throws. */
-  send(method: string, path: string, body?: unknown): Promise<SendResult>;
+  /** A request on the user's own connection, with their Bearer token (and `headers`); never throws. */
+  send(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<SendResult>;
   sleep(ms: number): Promise<void>;
   /** The user reached a named step (kept as ms since the spike's start, per step: first time only). */
   mark(step: string): void;
@@ -71,7 +71,7 @@ export function lookDelayMs(estimateMs: number | null | undefined): number {
 }
 
 interface Look {
-  state: 'none' | 'waiting' | 'admitted' | 'soldout';
+  state: 'none' | 'waiting' | 'admitted' | 'soldout' | 'full';
   position: number | null;
   estimateMs: number | null;
   ticket: string | null;
@@ -118,6 +118,7 @@ export const bareFlow: Record<string, string> = { room: 'grab', 'room-token': 'g
  */
 class RoomVisitor {
   position: number | undefined;
+  ticket: string | undefined;
   grabbed = false;
   private failures = 0;
   private first = true;
@@ -146,8 +147,15 @@ class RoomVisitor {
       this.first = false;
       if (look && look.ticket && typeof look.position === 'number' && look.position > 0) this.ctx.mark('ticket');
       else if (look && look.state === 'soldout') this.ctx.mark('soldoutFirst');
+      else if (look && look.state === 'full') this.ctx.mark('fullFirst');
     }
     if (typeof look?.position === 'number') this.position = look.position;
+    if (look?.ticket) this.ticket = look.ticket;
+  }
+
+  /** The ticket header a join again shows (the room never answers a ticket holder 名额已满 from memory). */
+  get ticketHeader(): Record<string, string> | undefined {
+    return this.ticket ? { 'x-room-ticket': this.ticket } : undefined;
   }
 
   /** The gate's solution of `challenge` (or of one asked for now): the solution, an outcome to end with, or null to go round again after a retried answer. */
@@ -199,7 +207,7 @@ export const flows: Record<string, UserFlow> = {
         ctx.mark('token');
         u.grabbed = true;
         held = true;
-        r = await ctx.send('POST', u.roomPath, { altcha, buy: true, wait: waitMs });
+        r = await ctx.send('POST', u.roomPath, { altcha, buy: true, wait: waitMs }, u.ticketHeader);
         if (r.status === 200) passed = true;
       } else {
         held = true;
@@ -216,6 +224,7 @@ export const flows: Record<string, UserFlow> = {
       joined = true;
       if (look.purchase) return u.end(200);
       if (look.state === 'soldout') return u.end(200, 'SOLD_OUT');
+      if (look.state === 'full') return u.end(200, 'FULL');
       if (look.state === 'none') return u.end(200, 'NO_TICKET');
       if (look.state === 'admitted') ctx.mark('admitted');
       if (altcha === undefined) {
@@ -258,6 +267,7 @@ export const flows: Record<string, UserFlow> = {
       joined = true;
       ticket = look.ticket ?? ticket;
       if (look.state === 'soldout') return u.end(200, 'SOLD_OUT');
+      if (look.state === 'full') return u.end(200, 'FULL');
       if (look.state === 'admitted') {
         challenge = look.challenge;
         break;

@@ -292,6 +292,8 @@ export interface RoomFigures {
   firstTicket: number;
   /** Users whose first answer was 已抢光 (they arrived after the last unit went). */
   firstSoldOut: number;
+  /** Users whose first answer was 名额已满: no ticket, every unit spoken for (ROOM_RESERVE_PERCENT). */
+  firstFull: number;
   /**
    * Of those, how many heard it before the last winner had even been given a grab token (ms since
    * the spike's start): a sold-out told too early. Must be 0.
@@ -310,6 +312,7 @@ export function roomFigures(records: UserRecord[]): RoomFigures {
   return {
     firstTicket,
     firstSoldOut: soldOutFirst.length,
+    firstFull: records.filter((r) => r.marks.fullFirst !== undefined).length,
     soldOutTooEarly: soldOutFirst.filter((r) => r.marks.soldoutFirst! < lastToken).length,
     order: winOrder(won.map((r) => ({ position: r.position!, wonMs: r.finalMs })), reached),
   };

@@ -13,6 +13,7 @@
  * --processes P (web processes; default the product's WEB_CONCURRENCY) --workers W (1)
  * --timeout seconds (a request unanswered this long is a socket error and retried: 60)
  * --runs N (1: the whole spike, bare server then app, N times over; the figure is the median ratio)
+ * --reserve PCT (the room's ROOM_RESERVE_PERCENT: no ticket once every unit is spoken for)
  * --part all|hot|split (the web server's WEB_PART; default the product's) --shape b (the hot-only
  * web server behind nginx, e2e/bench/front.ts, four workers at least; nginx's CPU counts as the app's)
  * --sched none|rr (node:cluster's scheduling in both servers, NODE_CLUSTER_SCHED_POLICY; default
@@ -92,6 +93,11 @@ export const scenario: Scenario = {
     if (shapeB && a.extra.part) throw new Error('--shape b runs the hot-only server: leave out --part');
     if (shapeB) Object.assign(part, { WEB_PART: 'hot', TRUSTED_PROXIES: '1' });
     const frontWorkers = Math.max(4, processes);
+    // --reserve PCT: the room gives no ticket once every unit is spoken for, with this reserve
+    // (ROOM_RESERVE_PERCENT, docs/fair-sale.md#every-unit-spoken-for); default the env's.
+    const reservePct = Number(a.extra.reserve ?? env.ROOM_RESERVE_PERCENT);
+    if (!Number.isInteger(reservePct) || reservePct < 0 || reservePct > 1000) throw new Error('--reserve must be a whole per cent from 0 to 1000');
+    if (a.extra.reserve !== undefined) part.ROOM_RESERVE_PERCENT = String(reservePct);
     const rounds = Number(a.extra.runs ?? 1);
     if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_RUNS) throw new Error(`--runs must be a whole number from 1 to ${MAX_RUNS}`);
     const sched: Record<string, string> = a.extra.sched ? { NODE_CLUSTER_SCHED_POLICY: a.extra.sched } : {};
@@ -179,8 +185,8 @@ export const scenario: Scenario = {
       if (rf) {
         const startS = (Number((await db.selectFrom('tb_seckill_voucher').select('begin_time').where('voucher_id', '=', voucherId).executeTakeFirst())?.begin_time?.getTime?.() ?? NaN) - appRun.t0) / 1000;
         lines.push(
-          `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'}, ROOM_HOLD_MS ${env.ROOM_HOLD_MS} · ` +
-            `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users}, 已抢光 (arrived after the last unit went): ${rf.firstSoldOut}, of them before the last winner's grab token: ${rf.soldOutTooEarly} · ` +
+          `  room: sale started ${round(startS, 2)} s into the spike (planned ${roomStartMs / 1000} s${appRun.t0 !== plannedT0 ? `; the spike started ${appRun.t0 - plannedT0} ms late` : ''}), pow cost ${powCost}, ROOM_ADMIT_PER_SECOND ${env.ROOM_ADMIT_PER_SECOND}, ROOM_ADMIT_MAX_PER_SECOND ${env.ROOM_ADMIT_MAX_PER_SECOND || 'unset'}, ROOM_HOLD_MS ${env.ROOM_HOLD_MS}, ROOM_RESERVE_PERCENT ${reservePct}, ROOM_RESERVE_MIN ${env.ROOM_RESERVE_MIN} · ` +
+            `room state ${JSON.stringify(roomState)} · first answer a ticket with a place: ${rf.firstTicket} of ${users}, 已抢光 (arrived after the last unit went): ${rf.firstSoldOut}, of them before the last winner's grab token: ${rf.soldOutTooEarly}, 名额已满 (every unit spoken for): ${rf.firstFull} · ` +
             `win order: ${rf.order.winners} winners of ${rf.order.reached} who posted a grab, ${rf.order.outOfPlace} not among the first ${rf.order.winners} places of those, ` +
             `inversions ${rf.order.inversions} of ${rf.order.pairs} pairs (${round(rf.order.inversionShare * 100, 2)} %), Kendall tau ${round(rf.order.tau, 3)} by the clients' clocks; ` +
             `by the sale's clock (orders' create_time): inversions ${soldOrder!.inversions}, ties ${soldOrder!.ties}, Kendall tau ${round(soldOrder!.tau, 3)}`,
@@ -206,7 +212,7 @@ export const scenario: Scenario = {
         ...sale.violations,
         ...spikeProblems('the app', app),
         ...spikeProblems('the bare server', bare),
-        ...(rf && rf.firstTicket + rf.firstSoldOut !== users ? [`the app: ${users - rf.firstTicket - rf.firstSoldOut} users' first answer was neither a ticket nor 已抢光`] : []),
+        ...(rf && rf.firstTicket + rf.firstSoldOut + rf.firstFull !== users ? [`the app: ${users - rf.firstTicket - rf.firstSoldOut - rf.firstFull} users' first answer was neither a ticket nor 已抢光 nor 名额已满`] : []),
         ...(rf && rf.soldOutTooEarly ? [`the app: ${rf.soldOutTooEarly} users heard 已抢光 before the last winner had a grab token`] : []),
       ];
       return {
@@ -218,7 +224,7 @@ export const scenario: Scenario = {
           bare_last_answer_s: round(bare.lastAnswerS, 2), bare_errors: bare.errors, ratio_to_bare: round(ratio, 2),
           client_cpu_s: round(app.clientCpuS, 2), client_system_s: round(app.clientSystemS, 2), client_share: round(app.clientShare, 2), web_cpu_s: round(webCpuS, 2), bare_cpu_s: round(bareCpuS, 2), cpu_ratio: round(appMachineS / bareMachineS, 2),
           ...(Number.isFinite(webWaitS) && Number.isFinite(bareWaitS) ? { web_waited_s: round(webWaitS, 2), bare_waited_s: round(bareWaitS, 2) } : {}),
-          ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, first_soldout: rf.firstSoldOut, soldout_too_early: rf.soldOutTooEarly, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3), sale_clock_inversions: soldOrder!.inversions, sale_clock_ties: soldOrder!.ties, sale_clock_tau: round(soldOrder!.tau, 3) } : {}),
+          ...(rf ? { pow_cost: powCost, first_ticket: rf.firstTicket, first_soldout: rf.firstSoldOut, first_full: rf.firstFull, soldout_too_early: rf.soldOutTooEarly, winners: rf.order.winners, reached_grab: rf.order.reached, out_of_place: rf.order.outOfPlace, inversions: rf.order.inversions, inversion_share: round(rf.order.inversionShare, 4), kendall_tau: round(rf.order.tau, 3), sale_clock_inversions: soldOrder!.inversions, sale_clock_ties: soldOrder!.ties, sale_clock_tau: round(soldOrder!.tau, 3) } : {}),
           orders: sale.orders, oversold: sale.oversold, duplicates: sale.duplicates, lost: sale.lost, drain_s: round(drainS, 2),
         },
         rps: app.requests / app.lastAnswerS,
