@@ -121,12 +121,21 @@ local reservePct, reserveMin, holdMs = tonumber(ARGV[10]) or 0, tonumber(ARGV[11
 if not pos and ARGV[2] == '1' and now >= begin and stock > 0 and holdMs > 0 and (reservePct > 0 or reserveMin > 0) then
   local limit = stock + math.max(reserveMin, math.ceil(stock * reservePct / 100))
   if seq >= limit then
-    local w = redis.call('HMGET', KEYS[3], 'w0', 'pw')
+    local w = redis.call('HMGET', KEYS[3], 'w0', 'pw', 'hl')
     local won = 0
     if w[1] then
       won = redis.call('SCARD', KEYS[5]) + (tonumber(m[5]) or 0) - tonumber(w[1])
     end
-    if seq - math.max(won + (tonumber(w[2]) or 0), servedAgo(holdMs)) >= limit then
+    -- Spent: the tickets admitted a hold ago or more. The ring has them, and so has the counter's
+    -- last move (hl) once it is a hold old: a counter that caught up with every ticket stops moving
+    -- and records no checkpoint, and a refused join does not raise seq to move it again, so without
+    -- it the room would stay full over holds long lapsed.
+    local spent = servedAgo(holdMs)
+    local sep = w[3] and string.find(w[3], ':', 1, true)
+    if sep and tonumber(string.sub(w[3], 1, sep - 1)) <= now - holdMs then
+      spent = math.max(spent, tonumber(string.sub(w[3], sep + 1)))
+    end
+    if seq - math.max(won + (tonumber(w[2]) or 0), spent) >= limit then
       full = 1
     end
   end

@@ -96,7 +96,7 @@ export const scenario: Scenario = {
     // --reserve PCT: the room gives no ticket once every unit is spoken for, with this reserve
     // (ROOM_RESERVE_PERCENT, docs/fair-sale.md#every-unit-spoken-for); default the env's.
     const reservePct = Number(a.extra.reserve ?? env.ROOM_RESERVE_PERCENT);
-    if (!Number.isInteger(reservePct) || reservePct < 0 || reservePct > 1000) throw new Error('--reserve must be a whole per cent from 0 to 1000');
+    if (a.extra.reserve === '' || !Number.isInteger(reservePct) || reservePct < 0 || reservePct > 1000) throw new Error('--reserve must be a whole per cent from 0 to 1000');
     if (a.extra.reserve !== undefined) part.ROOM_RESERVE_PERCENT = String(reservePct);
     const rounds = Number(a.extra.runs ?? 1);
     if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_RUNS) throw new Error(`--runs must be a whole number from 1 to ${MAX_RUNS}`);

@@ -20,7 +20,7 @@ import { callRoute } from '@/e2e/support/helpers';
 import { POST as joinRoute } from '@/app/api/seckill/[voucherId]/room/route';
 import { keys } from '@/lib/redis/keys';
 import { restoreEnv } from '@/e2e/support/fixtures/env';
-import { seen } from '@/e2e/support/slot-trips';
+import { scriptCalls, seen } from '@/e2e/support/slot-trips';
 
 afterAll(async () => {
   await waitOutShortLivedKeys(redis);
@@ -28,9 +28,9 @@ afterAll(async () => {
   restoreEnv(saved);
 });
 
-/** A join that shows `ticket` in x-room-ticket, as the room page does on a reload. */
+/** A join that shows `ticket` in x-room-ticket, as the room page does on a reload (with a body: the hot server asks a known answer before reading one). */
 const joinShowing = (token: string, voucherId: string, ticket: string) =>
-  callRoute(joinRoute, { method: 'POST', token, params: { voucherId }, headers: { 'x-room-ticket': ticket } });
+  callRoute(joinRoute, { method: 'POST', token, params: { voucherId }, headers: { 'x-room-ticket': ticket }, body: {} });
 
 it('after the start: tickets up to the stock plus the reserve, then 名额已满 without a place, from memory for newcomers, never for a holder who shows the ticket', async () => {
   const voucherId = await createRoomVoucher(db, redis, { stock: 3 });
@@ -58,17 +58,25 @@ it('after the start: tickets up to the stock plus the reserve, then 名额已满
     }
   });
   expect(s.all).toEqual([]);
-  // A holder joining again while the memory says full: with the ticket shown, their own place.
-  const again = await joinShowing(users[0]!.token, voucherId, tickets[0]!);
-  expect(again.status).toBe(200);
-  expect(again.json.data.position).toBe(1);
-  // Another user's ticket shown by a newcomer is not theirs: Redis decides, and it is still full.
-  const borrowed = await joinShowing(users[7]!.token, voucherId, tickets[1]!);
-  expect(borrowed.json.data).toMatchObject({ state: 'full', position: null });
+  // A holder joining again without their ticket is not told apart from a newcomer by the memory
+  // (the page then looks, which the memory never answers); with the ticket shown, the join goes
+  // to Redis and gets their own place.
+  const bare = await seen(voucherId, async () => expect((await join(users[0]!, voucherId)).json.data).toMatchObject({ state: 'full', position: null }));
+  expect(bare.all).toEqual([]);
+  expect((await look(users[0]!, voucherId)).json.data.position).toBe(1);
+  const shown = await seen(voucherId, async () => {
+    const again = await joinShowing(users[0]!.token, voucherId, tickets[0]!);
+    expect([again.status, again.json.data.position]).toEqual([200, 1]);
+  });
+  expect(scriptCalls(shown).length).toBeGreaterThan(0);
+  // Another user's ticket shown by a newcomer (well signed: the memory cannot know whose, the
+  // session is not read yet): the join goes the whole way, where Redis decides, and it is still full.
+  const borrowed = await seen(voucherId, async () => expect((await joinShowing(users[7]!.token, voucherId, tickets[1]!)).json.data).toMatchObject({ state: 'full', position: null }));
+  expect(scriptCalls(borrowed).length).toBeGreaterThan(0);
   expect(await redis.zscore(keys.roomQueue(voucherId), users[7]!.userId)).toBeNull();
-  // A forged ticket: the same.
-  const forged = await joinShowing(users[8]!.token, voucherId, `${tickets[2]!.slice(0, -4)}AAAA`);
-  expect(forged.json.data).toMatchObject({ state: 'full', position: null });
+  // A forged one does not even do that: answered from memory.
+  const forged = await seen(voucherId, async () => expect((await joinShowing(users[8]!.token, voucherId, `${tickets[2]!.slice(0, -4)}AAAA`)).json.data).toMatchObject({ state: 'full', position: null }));
+  expect(forged.all).toEqual([]);
   // A look never joins and is never answered 名额已满 from memory: a newcomer's look says none.
   expect((await look(users[8]!, voucherId)).json.data).toMatchObject({ state: 'none', position: null });
   // Holders keep their places through all of it.
@@ -115,4 +123,22 @@ it('before the start every join gets a ticket, however many; after it the first 
   // The pre-start tickets keep their shuffled places 1..8.
   const places = (await Promise.all(users.slice(0, 8).map((u) => redis.zscore(keys.roomQueue(voucherId), u.userId)))).map(Number).sort((a, b) => a - b);
   expect(places).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+});
+
+it('a counter that caught up with every ticket: its last move counts once a hold old, so lapsed holds open the room (no checkpoint recorded it)', async () => {
+  const voucherId = await createRoomVoucher(db, redis, { stock: 2 });
+  const users = await createTestUsers(db, redis, 5);
+  // Stock 2 + reserve 2: four tickets.
+  for (const u of users.slice(0, 4)) expect((await join(u, voucherId)).json.data.state).not.toBe('full');
+  // The state a room reaches when its counter admitted the last ticket within a quarter hold of a
+  // checkpoint and nobody joined since: served = seq = 4, the ring's newest checkpoint a hold old
+  // says 0, the last move (hl) a hold old says 4. Every holder lapsed, nobody bought.
+  const now = Number((await redis.time())[0]) * 1000;
+  await redis.hset(keys.roomState(voucherId), {
+    served: '4', at: String(now), w0: '0', pw: '0', wl: '0', hi: '1', hat: String(now - HOLD_MS - 2000),
+    h0: `${now - HOLD_MS - 2000}:0`, hl: `${now - HOLD_MS - 1000}:4`,
+  });
+  for (const k of ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7']) await redis.hdel(keys.roomState(voucherId), k);
+  const r = await join(users[4]!, voucherId);
+  expect(r.json.data).toMatchObject({ position: 5 });
 });

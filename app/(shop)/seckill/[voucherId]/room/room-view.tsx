@@ -44,10 +44,10 @@ function wait(ms: number): string {
  */
 const ticketKey = (voucherId: string) => `room-ticket:${voucherId}`;
 
-/** The room ticket this tab was given for the sale (sessionStorage: gone with the tab), or null. */
+/** The room ticket this browser was given for the sale, or null (another user's on a shared browser only sends the join to Redis, which decides). */
 function heldTicket(voucherId: string): string | null {
   try {
-    return sessionStorage.getItem(ticketKey(voucherId));
+    return localStorage.getItem(ticketKey(voucherId));
   } catch {
     return null;
   }
@@ -55,7 +55,7 @@ function heldTicket(voucherId: string): string | null {
 
 function keepTicket(voucherId: string, ticket: string): void {
   try {
-    sessionStorage.setItem(ticketKey(voucherId), ticket);
+    localStorage.setItem(ticketKey(voucherId), ticket);
   } catch {
     // storage off: a reload while the room is full asks again without it
   }
@@ -78,7 +78,14 @@ function useRoom(voucherId: string, round: number): { look: Look | null; error: 
         // A join shows the ticket this tab holds, so a reload keeps its place even while the room
         // answers newcomers 名额已满 (docs/fair-sale.md#every-unit-spoken-for).
         const held = joined ? null : heldTicket(voucherId);
-        const l = await api<Look>(joined ? `/api/seckill/${voucherId}/room?wait=${waitMs}` : `/api/seckill/${voucherId}/room`, { method: joined ? 'GET' : 'POST', headers: held ? { 'x-room-ticket': held } : undefined });
+        let l = await api<Look>(joined ? `/api/seckill/${voucherId}/room?wait=${waitMs}` : `/api/seckill/${voucherId}/room`, { method: joined ? 'GET' : 'POST', headers: held ? { 'x-room-ticket': held } : undefined });
+        // 名额已满 to a join may come from a process's memory, which cannot tell a holder without
+        // their ticket (another browser, storage cleared) from a newcomer: a look never comes from
+        // it, and finds the place if there is one.
+        if (!joined && l.state === 'full') {
+          const mine = await api<Look>(`/api/seckill/${voucherId}/room`);
+          if (mine.position !== null) l = mine;
+        }
         joined = true;
         failures = 0;
         if (stopped) return;
