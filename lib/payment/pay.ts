@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { DB } from '@/lib/db/client';
 import { env } from '@/lib/env';
+import { retryDeadlock } from '@/lib/db/retry-deadlock';
 import { AppError, notFound } from '@/lib/errors';
 import { idSchema } from '@/lib/http/parse';
 import { log } from '@/lib/log';
@@ -74,7 +75,10 @@ export type Settlement = { kind: 'paid' } | { kind: 'refund_due'; refunded: bool
 export async function settleCharge(db: DB, provider: PaymentProvider, o: LifecycleOrder, c: { attemptId: string | null; txnId: string; idempotencyKey: string | null }): Promise<Settlement> {
   let refund: string | null = null;
   try {
-    const won = await db.transaction().execute(async (trx) => {
+    // A replayed notify settles the same transaction at once: one of the two may be a deadlock
+    // victim of the unique checks. Nothing of it was written, so the whole transaction runs again.
+    const won = await retryDeadlock(() => db.transaction().execute(async (trx) => {
+      refund = null;
       const paid = await markPaid(trx, o.id, newRedeemCode(), env.ORDER_PAY_TIMEOUT_SECONDS);
       const row = { orderId: o.id, userId: o.userId, provider: provider.name, txnId: c.txnId, idempotencyKey: c.idempotencyKey, amount: o.payValue, status: paid ? ('paid' as const) : ('refund_due' as const) };
       const paymentId = await insertPaymentOnce(trx, row);
@@ -84,7 +88,7 @@ export async function settleCharge(db: DB, provider: PaymentProvider, o: Lifecyc
         refund = await insertRefundIntent(trx, { orderId: o.id, userId: o.userId, provider: provider.name, amount: o.payValue, txnId: c.txnId, paymentId, closesOrder: false });
       }
       return paid;
-    });
+    }));
     if (won) return { kind: 'paid' };
   } catch (err) {
     if (!(err instanceof AlreadyRecorded)) throw err;
@@ -157,7 +161,10 @@ export async function payOrder(db: DB, input: { userId: string; orderId: string;
   if (o.createTime.getTime() + env.ORDER_PAY_TIMEOUT_SECONDS * 1000 <= Date.now() - 1000) throw expired();
   const provider = paymentProvider();
   // The claim, durable before the provider hears of it: of concurrent taps exactly one charges.
-  const attemptId = await claimCharge(db, { orderId: o.id, userId: o.userId, provider: provider.name, idempotencyKey: key, amount: o.payValue });
+  // Concurrent inserts of one key check uniqueness under shared gap locks, so InnoDB may pick one
+  // as a deadlock victim (seen with a retry after a decline, whose freed key is still a
+  // delete-marked index entry); the victim wrote nothing and claims again.
+  const attemptId = await retryDeadlock(() => claimCharge(db, { orderId: o.id, userId: o.userId, provider: provider.name, idempotencyKey: key, amount: o.payValue }));
   if (!attemptId) {
     const same = key ? await findAttemptByKey(db, input.userId, key) : undefined;
     if (same) return answerAttempt(db, same, o);

@@ -10,6 +10,7 @@ vi.hoisted(() => {
   process.env.PAYMENT_NOTIFY_SECRET = 'pay-test-notify-secret-0123456789abcdef';
 });
 
+import { sql } from 'kysely';
 import { db, closeDb } from '@/lib/db/client';
 import { redis, closeRedis } from '@/lib/redis/client';
 import { callRoute } from '@/e2e/support/helpers';
@@ -24,6 +25,7 @@ import { setPaymentProviderForTests } from '@/lib/payment/provider';
 import { countingProvider, type CountingProvider } from '@/e2e/support/fixtures/payment';
 import { attemptRowsOf, paymentRowsOf, setVoucherPrice } from '@/e2e/support/fixtures/payment.repository';
 import { signNotify } from '@/lib/payment/signature';
+import { payOrder } from '@/lib/payment/pay';
 
 let f: ConsoleFixture;
 let provider: CountingProvider;
@@ -110,6 +112,50 @@ describe('one charge per order attempt', () => {
     expect(p.chargeCalls).toBe(2);
     expect(p.charges.length).toBe(1);
     expect(await attemptRowsOf(db, orderId)).toMatchObject([{ status: 'failed' }, { status: 'settled' }]);
+  });
+});
+
+describe('concurrent claims of one key never answer 500', () => {
+  // Concurrent inserts of one unique key that find it locked by another transaction wait with shared
+  // locks; when that transaction goes away, each wants its insert lock and InnoDB kills one as a
+  // deadlock victim. CI saw it as three 500s on a retry after a decline (whose freed key is still a
+  // delete-marked index entry for a while). Here it is made certain: a transaction holds the claim
+  // uncommitted until three pays wait on it, then rolls back.
+  it('three pays queued behind a claim that rolls back: one deadlock victim, retried; all paid, one charge', async () => {
+    const p = withCounting(30);
+    const { u, orderId } = await unpaidOrder();
+    const key = `queued-${orderId}`;
+    // Pays blocked in their claim's insert (an autocommit statement's lock wait is not in innodb_trx).
+    const waiting = () =>
+      sql<{ n: number }>`select count(*) as n from information_schema.processlist where info like ${`insert ignore into \`tb_payment_attempt\`%${key}%`}`.execute(db).then((r) => Number(r.rows[0]!.n));
+    let pays: Promise<PromiseSettledResult<unknown>[]> | undefined;
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('tb_payment_attempt').values({ kind: 'charge', order_id: orderId, user_id: u.userId, provider: p.name, idempotency_key: key, amount: 2700, status: 'intent' }).execute();
+        pays = Promise.allSettled(Array.from({ length: 3 }, () => payOrder(db, { userId: u.userId, orderId, idempotencyKey: key })));
+        for (const until = Date.now() + 5000; (await waiting()) < 3 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+        expect(await waiting()).toBe(3);
+        throw new Error('roll back the held claim');
+      })
+      .catch((err: Error) => expect(err.message).toBe('roll back the held claim'));
+    const settled = await pays!;
+    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value : String(s.reason)))).toEqual(Array(3).fill({ orderId, status: 'paid' }));
+    expect(p.chargeCalls).toBe(1);
+    expect(await paymentRowsOf(db, orderId)).toMatchObject([{ status: 'paid', amount: 2700 }]);
+  });
+
+  it('one notify delivered 8 times at once, for 10 orders: every answer 200, one payment row each', async () => {
+    withCounting(0);
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const { orderId } = await unpaidOrder(2700);
+      const replies = await Promise.all(Array.from({ length: 8 }, () => notify({ orderId, txnId: `dup-${orderId}`, amount: 2700 })));
+      statuses.push(...replies.map((r) => r.status));
+      expect(await paymentRowsOf(db, orderId)).toMatchObject([{ status: 'paid', txnId: `dup-${orderId}` }]);
+      expect((await orderRow(db, orderId)).status).toBe(2);
+    }
+    expect(statuses).toEqual(Array(80).fill(200));
   });
 });
 
