@@ -18,6 +18,7 @@ import {
   type LifecycleOrder,
 } from '@/lib/order/lifecycle.repository';
 import { completeReturn } from '@/lib/order/stock-return';
+import { retryDeadlock } from '@/lib/db/retry-deadlock';
 
 const STATE_WORDS: Record<number, string> = { 1: '待支付', 2: '已支付', 3: '已使用', 4: '已取消', 5: '退款中', 6: '已退款' };
 export const stateWords = (status: number) => STATE_WORDS[status] ?? '未知';
@@ -36,15 +37,18 @@ export async function ownOrder(db: DB, userId: string, orderId: string): Promise
 /**
  * Runs `transition` and, when it won and the order is a seckill one, the unit's DB return, in one
  * transaction; then the Redis return. False when the order was no longer in the `from` state.
+ * The transaction runs again if InnoDB kills it as a deadlock victim (the order row, then the stock
+ * row, against a worker that holds the (voucher, user) key of a second order of the same buyer),
+ * so `transition` must be safe to run again from the start.
  */
 export async function transitionReturningUnit(db: DB, redis: RedisClient, o: LifecycleOrder, transition: (trx: Executor) => Promise<boolean>): Promise<boolean> {
-  const won = await db.transaction().execute(async (trx) => {
+  const won = await retryDeadlock(() => db.transaction().execute(async (trx) => {
     if (!(await transition(trx))) return false;
     if (o.kind === 1 && !(await returnStockRow(trx, o.voucherId))) {
       throw new Error(`stock return refused for voucher ${o.voucherId}: its DB stock is already at the initial stock`);
     }
     return true;
-  });
+  }));
   if (won && o.kind === 1) await completeReturn(db, redis, { id: o.id, voucherId: o.voucherId, userId: o.userId });
   return won;
 }

@@ -213,11 +213,13 @@ export const NO_BUYER = '0';
  */
 async function recordRefundDue(db: DB, provider: PaymentProvider, o: { id: string; userId: string }, n: { txnId: string; amount: number }): Promise<void> {
   if (n.amount <= 0) return;
-  const refund = await db.transaction().execute(async (trx) => {
-    const paymentId = await insertPaymentOnce(trx, { orderId: o.id, userId: o.userId, provider: provider.name, txnId: n.txnId, idempotencyKey: null, amount: n.amount, status: 'refund_due' });
-    if (!paymentId) return null;
-    return insertRefundIntent(trx, { orderId: o.id, userId: o.userId, provider: provider.name, amount: n.amount, txnId: n.txnId, paymentId, closesOrder: false });
-  });
+  const refund = await retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      const paymentId = await insertPaymentOnce(trx, { orderId: o.id, userId: o.userId, provider: provider.name, txnId: n.txnId, idempotencyKey: null, amount: n.amount, status: 'refund_due' });
+      if (!paymentId) return null;
+      return insertRefundIntent(trx, { orderId: o.id, userId: o.userId, provider: provider.name, amount: n.amount, txnId: n.txnId, paymentId, closesOrder: false });
+    }),
+  );
   const intent = refund ? await findAttempt(db, refund) : undefined;
   if (intent) await sendRefund(db, null, provider, intent);
 }

@@ -6,6 +6,7 @@
  * becomes refunded and, for a refund the merchant approved, the order moves 5 → 6 (and a seckill
  * unit goes back on sale) in the same transaction.
  */
+import { retryDeadlock } from '@/lib/db/retry-deadlock';
 import type { DB, Executor } from '@/lib/db/client';
 import type { RedisClient } from '@/lib/redis/types';
 import { log } from '@/lib/log';
@@ -22,6 +23,7 @@ export async function completeRefund(db: DB, redis: RedisClient | null, a: Attem
   const o = a.closesOrder ? await findLifecycleOrder(db, a.orderId) : undefined;
   let done = false;
   const finish = async (trx: Executor) => {
+    done = false; // a deadlock victim's run is rolled back and runs again
     if (!(await markRefundDone(trx, a.id))) return false;
     done = true;
     if (a.refundOf) await setPaymentStatus(trx, a.refundOf, 'refund_due', 'refunded');
@@ -31,7 +33,7 @@ export async function completeRefund(db: DB, redis: RedisClient | null, a: Attem
     // 5 → 6 with the unit's return, in the transaction that records the refund done.
     await transitionReturningUnit(db, redis, o, finish);
   } else {
-    await db.transaction().execute(finish);
+    await retryDeadlock(() => db.transaction().execute(finish));
   }
   return done;
 }

@@ -3,6 +3,7 @@
  * transaction, then the flash sale is preheated into Redis (the preheat script sets stock, meta
  * and buyers in one atomic step), so it is grabbable the moment its window opens.
  */
+import { retryDeadlock } from '@/lib/db/retry-deadlock';
 import type { RedisClient } from '@/lib/redis/types';
 import type { DB, Executor } from '@/lib/db/client';
 import { VoucherType } from '@/lib/db/schema';
@@ -57,7 +58,9 @@ export interface CreatedVoucher {
 }
 
 export async function createVoucher(db: DB, redis: RedisClient, actor: Actor, input: CreateVoucherInput): Promise<CreatedVoucher> {
-  const id = await db.transaction().execute((trx) => insertVoucherAudited(trx, actor, input));
+  // Two shops creating flash sales at once insert into the same gap their open-voucher counts
+  // share-locked: InnoDB may kill one as a deadlock victim, which wrote nothing and runs again.
+  const id = await retryDeadlock(() => db.transaction().execute((trx) => insertVoucherAudited(trx, actor, input)));
   await afterVoucherWrite(db, redis, id);
   if (input.type !== 1) return { id };
   return { id, preheated: await syncRedisLocked(db, redis, id) };
