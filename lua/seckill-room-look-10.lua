@@ -98,17 +98,22 @@ local stock = tonumber(redis.call('GET', KEYS[4])) or 0
 -- places of one move of the counter looked up in the buyers set (pw, below)
 local PW_CHECK = 64
 
+-- A checkpoint ('ms:served', a ring slot or hl): its time and the served count then; nil for none.
+local function checkpoint(c)
+  local sep = c and string.find(c, ':', 1, true)
+  if sep then
+    return tonumber(string.sub(c, 1, sep - 1)), tonumber(string.sub(c, sep + 1))
+  end
+end
+
 -- served as it was at least `hold` ago, from the ring of checkpoints (0 if none is that old)
 local function servedAgo(hold)
   local ring = redis.call('HMGET', KEYS[3], 'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7')
   local old, oldAt = 0, -1
   for i = 1, 8 do
-    local sep = ring[i] and string.find(ring[i], ':', 1, true)
-    if sep then
-      local t = tonumber(string.sub(ring[i], 1, sep - 1))
-      if t <= now - hold and t > oldAt then
-        oldAt, old = t, tonumber(string.sub(ring[i], sep + 1))
-      end
+    local t, v = checkpoint(ring[i])
+    if t and t <= now - hold and t > oldAt then
+      oldAt, old = t, v
     end
   end
   return old
@@ -131,9 +136,9 @@ if not pos and ARGV[2] == '1' and now >= begin and stock > 0 and holdMs > 0 and 
     -- and records no checkpoint, and a refused join does not raise seq to move it again, so without
     -- it the room would stay full over holds long lapsed.
     local spent = servedAgo(holdMs)
-    local sep = w[3] and string.find(w[3], ':', 1, true)
-    if sep and tonumber(string.sub(w[3], 1, sep - 1)) <= now - holdMs then
-      spent = math.max(spent, tonumber(string.sub(w[3], sep + 1)))
+    local lastAt, lastServed = checkpoint(w[3])
+    if lastAt and lastAt <= now - holdMs then
+      spent = math.max(spent, lastServed)
     end
     if seq - math.max(won + (tonumber(w[2]) or 0), spent) >= limit then
       full = 1
@@ -177,8 +182,7 @@ if now >= begin then
       redis.call('HSET', KEYS[3], 'w0', w0)
     end
     won, hi, hat, pw = bought - w0, tonumber(w[2]) or 0, tonumber(w[3]) or -1, tonumber(w[5]) or 0
-    local sep = w[4] and string.find(w[4], ':', 1, true)
-    local lastMove = sep and tonumber(string.sub(w[4], 1, sep - 1))
+    local lastMove = checkpoint(w[4])
     if lastMove and lastMove > hat and now - lastMove >= hold / 4 then
       redis.call('HSET', KEYS[3], 'h' .. hi, w[4], 'hi', (hi + 1) % 8, 'hat', lastMove)
       hi, hat = (hi + 1) % 8, lastMove

@@ -21,7 +21,7 @@ const pinned: Record<string, string> = {
   'seckill-gate-pass': '81224ed333177d0120d60e3cd134293a69ad792b',
   'seckill-order-id': '77c7b7ad9dd201b15a72702eaff256fef35f87b3',
   'seckill-preheat': '8d0fcd256f3909f3d73720e47fc2959eefbd3427',
-  'seckill-room-look': '3de7a88b25309cd4111f9e1164b15b99fef00548',
+  'seckill-room-look': '55cb38dc7f858b6987a61ee477dbc13624914157',
   'seckill-room-open': 'cc74ff9dfc1b994807700038ec008e22f2d72058',
   'seckill-room-shuffle': '4065b50160d194c448e03d3eda6fc2d00f8da7c2',
   'seckill-release': '14f4a226751e7795919cee70dc834f7c44d990be',
