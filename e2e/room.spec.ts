@@ -122,5 +122,14 @@ test('排队抢购: 提前排队 → the place goes down → the gate → 立即
   await expect(console_.getByTestId('voucher-room').locator('option')).toHaveCount(4);
   await console_.getByTestId('voucher-room').selectOption('50000');
   await look(console_, 'room-new-voucher-form');
+  // The sale's live page has the room: the nine, this user and the latecomer took tickets; both
+  // buyers passed the gate, this user's proof solved in the room (a web process counted it).
+  await console_.goto(`/admin/vouchers/${v.id}/live`);
+  const cell = (id: string) => console_.getByTestId(`live-${id}`);
+  await expect(cell('room-tickets')).toHaveText('11');
+  await expect(cell('room-waiting')).toHaveText(/^\d+$/);
+  await expect(cell('gate-passed')).toHaveText('2');
+  await expect.poll(async () => Number(await cell('gate-solved').textContent()), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+  await look(console_, 'room-live');
   await merchant.close();
 });

@@ -15,6 +15,7 @@ import { queueDepth } from '@/lib/admin/queue-depth';
 import { readSaleSeries, type SaleSeries } from '@/lib/admin/sale-series';
 import { readSeckillState } from '@/lib/seckill/state';
 import { readSaleNumbers, saleGrabs } from '@/lib/seckill/sale-metrics';
+import { roomNumbers } from '@/lib/seckill/room/numbers';
 import { findVoucherRow, readDbStock, type VoucherRow } from '@/lib/voucher/voucher.repository';
 import { voucherOrderCounts } from '@/lib/order/lifecycle.repository';
 import { requireVoucherAccess } from '@/lib/voucher/voucher.service';
@@ -61,6 +62,12 @@ export interface LiveStock {
     expired: number | null;
     grabsAccepted: number;
     grabsRefused: number;
+    /**
+     * A sale behind a waiting room (docs/fair-sale.md#the-waiting-room): tickets, admitted, users
+     * through the bot gate (Redis), proofs of work checked (the web processes' counts); null for a
+     * sale without a room, or when Redis did not answer.
+     */
+    room: { tickets: number; admitted: number; passed: number; solved: number; failed: number } | null;
   };
   consistency: Consistency;
   at: string;
@@ -90,7 +97,11 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
   } catch {
     redisDown = true;
   }
-  const [saleNumbers, grabs] = await Promise.all([redisDown ? null : readSaleNumbers(redis, id).catch(() => null), saleGrabs(id)]);
+  const [saleNumbers, room, grabs] = await Promise.all([
+    redisDown ? null : readSaleNumbers(redis, id).catch(() => null),
+    redisDown ? null : roomNumbers(redis, id).catch(() => null),
+    saleGrabs(id),
+  ]);
   const memory = redisDown ? null : await Promise.all([saleMemoryBytes(redis, id), redisMemory(redis)]).then(([sale, all]) => ({ sale, used: all.usedBytes })).catch(() => null);
   const db_ = { initial: dbStock.initial, remaining: dbStock.remaining, orders: dbStock.orders, returnsOwed: dbStock.returnsOwed };
   const window = {
@@ -134,6 +145,7 @@ export async function readLiveStock(db: Executor, redis: RedisClient, id: string
       expired: saleNumbers?.expired ?? null,
       grabsAccepted: grabs.accepted,
       grabsRefused: grabs.refused,
+      room: room && { ...room, solved: grabs.solved, failed: grabs.failed },
     },
     consistency,
     at: new Date().toISOString(),

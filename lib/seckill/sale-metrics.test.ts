@@ -10,7 +10,7 @@ import { register } from 'prom-client';
 import { closeDb, db } from '@/lib/db/client';
 import { closeRedis, redis } from '@/lib/redis/client';
 import { grabVoucher } from '@/lib/seckill/grab';
-import { countSaleGrab, IDLE_MS, localSaleGrabs, MAX_SALES } from '@/lib/seckill/sale-metrics';
+import { countSaleChallenge, countSaleGrab, IDLE_MS, localSaleGrabs, MAX_SALES } from '@/lib/seckill/sale-metrics';
 import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/seckill';
 
 afterAll(async () => {
@@ -45,7 +45,7 @@ describe('per-sale grab counts in a long-running process', () => {
 
     countSaleGrab('8001', 'accepted', false, now);
     countSaleGrab('8001', 'refused', false, now);
-    expect(localSaleGrabs('8001')).toEqual({ accepted: 1, refused: 1 });
+    expect(localSaleGrabs('8001')).toMatchObject({ accepted: 1, refused: 1 });
     const shown = await exported();
     expect(shown.has('8001')).toBe(true);
     expect(shown.has('90000')).toBe(false);
@@ -57,17 +57,17 @@ describe('per-sale grab counts in a long-running process', () => {
     const ended = await createTestVoucher(db, redis, { stock: 5, startsInMs: -7_200_000, endsInMs: -1000 });
     const upcoming = await createTestVoucher(db, redis, { stock: 5, startsInMs: 3_600_000, endsInMs: 7_200_000 });
     expect(await refusedGrab(ended, u!.userId)).toBe('ENDED');
-    expect(localSaleGrabs(ended)).toEqual({ accepted: 0, refused: 1 });
+    expect(localSaleGrabs(ended)).toMatchObject({ accepted: 0, refused: 1 });
     // The rest of the table: sales that ended a moment ago (grabbed just now, so not idle).
     for (let i = 1; i < MAX_SALES; i++) countSaleGrab(`9100${i}`, 'refused', true);
     expect((await exported()).size).toBe(MAX_SALES);
 
     expect(await refusedGrab(upcoming, u!.userId)).toBe('NOT_STARTED');
-    expect(localSaleGrabs(upcoming)).toEqual({ accepted: 0, refused: 1 });
+    expect(localSaleGrabs(upcoming)).toMatchObject({ accepted: 0, refused: 1 });
     const shown = await exported();
     expect(shown.has(upcoming)).toBe(true);
     expect(shown.has(ended)).toBe(false);
-    expect(localSaleGrabs(ended)).toEqual({ accepted: 0, refused: 0 });
+    expect(localSaleGrabs(ended)).toMatchObject({ accepted: 0, refused: 0 });
   });
 
   it('a sale still being grabbed is never dropped; a table full of live sales refuses a newcomer (bounded)', async () => {
@@ -93,15 +93,30 @@ describe('per-sale grab counts in a long-running process', () => {
     expect(shown.size).toBe(MAX_SALES);
     expect(shown.has(live)).toBe(true);
     expect(shown.has('92001')).toBe(false);
-    expect(localSaleGrabs('9300998')).toEqual({ accepted: 0, refused: 1 }); // filled the last free slot
-    expect(localSaleGrabs('9300999')).toEqual({ accepted: 0, refused: 0 }); // every slot live: not counted
+    expect(localSaleGrabs('9300998')).toMatchObject({ accepted: 0, refused: 1 }); // filled the last free slot
+    expect(localSaleGrabs('9300999')).toMatchObject({ accepted: 0, refused: 0 }); // every slot live: not counted
     // Those live sales go quiet (the first one is grabbed on): IDLE_MS later a newcomer is counted again.
     now += IDLE_MS;
     countSaleGrab('93000', 'refused', false, now);
     grabLive();
     countSaleGrab('7002', 'accepted', false, now + 1);
-    expect(localSaleGrabs('7002')).toEqual({ accepted: 1, refused: 0 });
-    expect(localSaleGrabs('93000')).toEqual({ accepted: 0, refused: 2 });
+    expect(localSaleGrabs('7002')).toMatchObject({ accepted: 1, refused: 0 });
+    expect(localSaleGrabs('93000')).toMatchObject({ accepted: 0, refused: 2 });
     expect(localSaleGrabs(live).accepted).toBe(liveGrabs);
+  });
+
+  it('proofs of work per sale: a sale a look found is counted; an id nobody found takes no slot', async () => {
+    const now = Date.now();
+    countSaleChallenge('7101', false, false, now); // a waitlist join's proof for an id never seen
+    expect(localSaleGrabs('7101')).toMatchObject({ solved: 0, failed: 0 });
+    countSaleChallenge('7101', true, true, now); // the room's look found it
+    countSaleChallenge('7101', false, false, now); // now known here: the waitlist's count too
+    expect(localSaleGrabs('7101')).toEqual({ accepted: 0, refused: 0, solved: 1, failed: 1 });
+    const text = await register.getSingleMetricAsString('hmdp_sale_challenges_total');
+    expect(text).toContain('hmdp_sale_challenges_total{voucher="7101",outcome="solved"} 1');
+    expect(text).toContain('hmdp_sale_challenges_total{voucher="7101",outcome="failed"} 1');
+    // Sales without a proof checked have no challenge series.
+    countSaleGrab('7102', 'accepted', false, now);
+    expect(await register.getSingleMetricAsString('hmdp_sale_challenges_total')).not.toContain('voucher="7102"');
   });
 });

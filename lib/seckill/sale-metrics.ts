@@ -35,7 +35,10 @@ export type GrabOutcome = 'accepted' | 'refused';
 interface SaleCount {
   accepted: number;
   refused: number;
-  /** Last grab counted (ms). */
+  /** Bot-gate proofs of work checked for this sale (the room's, the waitlist's): passed, not passed. */
+  solved: number;
+  failed: number;
+  /** Last grab or proof counted (ms). */
   at: number;
   /** Its last answer was ENDED: the sale is over. */
   ended: boolean;
@@ -45,16 +48,34 @@ interface SaleCount {
 const g = globalThis as unknown as { __hmdpSaleGrabs?: Map<string, SaleCount>; __hmdpSaleGrabsFullAt?: number };
 const grabs = (g.__hmdpSaleGrabs ??= new Map());
 
-/** `ended`: the answer was ENDED (the sale is over: its slot may go to a new sale). */
-export function countSaleGrab(voucherId: string, outcome: GrabOutcome, ended = false, now = Date.now()): void {
+/** The sale's counts, made if there is a slot for it (undefined when every slot holds a live sale). */
+function countOf(voucherId: string, now: number): SaleCount | undefined {
   let c = grabs.get(voucherId);
   if (!c) {
-    if (grabs.size >= MAX_SALES && freeSlots(now) === 0) return;
-    grabs.set(voucherId, (c = { accepted: 0, refused: 0, at: now, ended: false }));
+    if (grabs.size >= MAX_SALES && freeSlots(now) === 0) return undefined;
+    grabs.set(voucherId, (c = { accepted: 0, refused: 0, solved: 0, failed: 0, at: now, ended: false }));
   }
-  c[outcome]++;
   c.at = now;
+  return c;
+}
+
+/** `ended`: the answer was ENDED (the sale is over: its slot may go to a new sale). */
+export function countSaleGrab(voucherId: string, outcome: GrabOutcome, ended = false, now = Date.now()): void {
+  const c = countOf(voucherId, now);
+  if (!c) return;
+  c[outcome]++;
   c.ended = ended; // the last answer decides: a sale whose end was moved later answers again
+}
+
+/**
+ * A proof of work the gate script checked for this sale. `saleFound`: the caller's look found the
+ * sale in Redis; otherwise (a waitlist join checks the proof before its script finds the sale) only
+ * a sale already counted here is counted, so junk voucher ids cannot take the slots.
+ */
+export function countSaleChallenge(voucherId: string, solved: boolean, saleFound: boolean, now = Date.now()): void {
+  if (!saleFound && !grabs.has(voucherId)) return;
+  const c = countOf(voucherId, now);
+  if (c) c[solved ? 'solved' : 'failed']++;
 }
 
 /** Forgets the sales that are over (ended, or idle for IDLE_MS); a sale grabbed in the last IDLE_MS and not ended is never dropped. */
@@ -71,34 +92,59 @@ function freeSlots(now: number): number {
   return freed;
 }
 
+/** A sale's counts in the web processes: grabs answered, and bot-gate proofs checked. */
+export interface SaleCounts {
+  accepted: number;
+  refused: number;
+  solved: number;
+  failed: number;
+}
+
 /** This process's counts of one sale. */
-export function localSaleGrabs(voucherId: string): { accepted: number; refused: number } {
+export function localSaleGrabs(voucherId: string): SaleCounts {
   const c = grabs.get(voucherId);
-  return { accepted: c?.accepted ?? 0, refused: c?.refused ?? 0 };
+  return { accepted: c?.accepted ?? 0, refused: c?.refused ?? 0, solved: c?.solved ?? 0, failed: c?.failed ?? 0 };
 }
 
 const GRABS = 'hmdp_sale_grabs_total';
+const CHALLENGES = 'hmdp_sale_challenges_total';
 
-const grabsMetric = {
-  name: GRABS,
-  help: 'Grabs of a flash sale answered by its script or from refusal memory, by outcome (accepted / refused)',
-  type: 'counter' as const,
-  aggregator: 'sum' as const,
-  get: async () => ({
-    name: GRABS,
-    help: grabsMetric.help,
-    type: grabsMetric.type,
-    aggregator: grabsMetric.aggregator,
-    values: [...grabs].flatMap(([voucher, c]) => [
-      { labels: { voucher, outcome: 'accepted' }, value: c.accepted },
-      { labels: { voucher, outcome: 'refused' }, value: c.refused },
-    ]),
-  }),
-  reset: () => {
+/**
+ * A counter of the per-sale counts by outcome, read from `grabs` when scraped (prom-client's
+ * custom-metric shape: the primary sums it over the web processes). `shown`: which sales have a series.
+ */
+function saleCounter<O extends keyof SaleCounts>(name: string, help: string, outcomes: [O, O], shown: (c: SaleCount) => boolean, reset: () => void) {
+  const base = { name, help, type: 'counter' as const, aggregator: 'sum' as const };
+  return {
+    ...base,
+    get: async () => ({
+      ...base,
+      values: [...grabs].filter(([, c]) => shown(c)).flatMap(([voucher, c]) => outcomes.map((outcome) => ({ labels: { voucher, outcome }, value: c[outcome] }))),
+    }),
+    reset,
+  };
+}
+
+const grabsMetric = saleCounter(
+  GRABS,
+  'Grabs of a flash sale answered by its script or from refusal memory, by outcome (accepted / refused)',
+  ['accepted', 'refused'],
+  () => true,
+  () => {
     grabs.clear();
     g.__hmdpSaleGrabsFullAt = undefined;
   },
-};
+);
+
+/** Per sale, as the room's global hmdp_room_challenges_total: only sales that had a proof checked. */
+const challengesMetric = saleCounter(
+  CHALLENGES,
+  'Bot-gate proofs of work checked for a flash sale, by outcome (solved / failed)',
+  ['solved', 'failed'],
+  (c) => c.solved + c.failed > 0,
+  // The counts live in `grabs`, which grabsMetric's reset clears.
+  () => {},
+);
 
 export interface SaleNumbers extends WaitlistNumbers {
   reserved: number;
@@ -157,7 +203,7 @@ const gaugeMetrics = redisGauges.map((g) => ({
   reset: () => {},
 }));
 
-for (const m of [grabsMetric, ...gaugeMetrics]) {
+for (const m of [grabsMetric, challengesMetric, ...gaugeMetrics]) {
   // A second import of this module (tests, dev reloads) finds them registered already.
   if (!register.getSingleMetric(m.name)) register.registerMetric(m as unknown as Parameters<typeof register.registerMetric>[0]);
 }
@@ -166,11 +212,11 @@ for (const m of [grabsMetric, ...gaugeMetrics]) {
 let lastFromPrimary: { at: number; text: string } | null = null;
 
 /**
- * A sale's grab counts over every web process: from the primary's /metrics (WEB_METRICS_PORT) when
+ * A sale's counts (grabs, proofs of work) over every web process: from the primary's /metrics (WEB_METRICS_PORT) when
  * there is one; else, in Next's process of a split server (which answers no grab itself), from the
  * primary over its IPC channel; else this process's own (one web process: the same numbers).
  */
-export async function saleGrabs(voucherId: string, port = env.WEB_METRICS_PORT): Promise<{ accepted: number; refused: number }> {
+export async function saleGrabs(voucherId: string, port = env.WEB_METRICS_PORT): Promise<SaleCounts> {
   try {
     if (port) {
       const host = env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
@@ -192,15 +238,16 @@ export async function saleGrabs(voucherId: string, port = env.WEB_METRICS_PORT):
   return localSaleGrabs(voucherId);
 }
 
-/** A sale's grab counts in Prometheus text (a process's or the cluster's sum). */
-function saleGrabsIn(text: string, voucherId: string): { accepted: number; refused: number } {
-  const out = { accepted: 0, refused: 0 };
-  const re = new RegExp(`^${GRABS}\\{([^}]*)\\} (\\d+)`, 'gm');
+/** A sale's counts in Prometheus text (a process's or the cluster's sum). */
+function saleGrabsIn(text: string, voucherId: string): SaleCounts {
+  const out = { accepted: 0, refused: 0, solved: 0, failed: 0 };
+  const re = new RegExp(`^(${GRABS}|${CHALLENGES})\\{([^}]*)\\} (\\d+)`, 'gm');
   for (const m of text.matchAll(re)) {
-    const labels = m[1]!;
+    const labels = m[2]!;
     if (!labels.includes(`voucher="${voucherId}"`)) continue;
-    if (labels.includes('outcome="accepted"')) out.accepted += Number(m[2]);
-    else if (labels.includes('outcome="refused"')) out.refused += Number(m[2]);
+    const outcome = /outcome="(\w+)"/.exec(labels)?.[1];
+    const known = m[1] === GRABS ? outcome === 'accepted' || outcome === 'refused' : outcome === 'solved' || outcome === 'failed';
+    if (known) out[outcome as keyof SaleCounts] += Number(m[3]);
   }
   return out;
 }

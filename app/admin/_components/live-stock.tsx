@@ -5,7 +5,7 @@
  * events about once a second without reloading. EventSource reconnects on its own; the page says
  * so while it does, and a 401/403 on reconnect (session gone) stops it with a message.
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { LiveStock } from '@/lib/admin/live-stock';
 import type { SaleSeries } from '@/lib/admin/sale-series';
 import { formatShanghai } from '@/lib/admin/format';
@@ -24,6 +24,9 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
   const [series, setSeries] = useState<SaleSeries | null>(null);
   const [conn, setConn] = useState<Conn>('connecting');
   const [tickError, setTickError] = useState<string | null>(null);
+  // Admitted per second, from the serving counter of two ticks in a row (null until there are two).
+  const lastAdmitted = useRef<{ admitted: number; at: number } | null>(null);
+  const [admitRate, setAdmitRate] = useState<number | null>(null);
 
   useEffect(() => {
     const es = new EventSource(`/api/admin/vouchers/${voucherId}/stock/stream`);
@@ -32,6 +35,12 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
       const data = JSON.parse((e as MessageEvent<string>).data) as { stock: LiveStock; series: SaleSeries };
       setStock(data.stock);
       setSeries(data.series);
+      const room = data.stock.sale?.room;
+      const at = Date.parse(data.stock.at);
+      const prev = lastAdmitted.current;
+      if (room && prev && at > prev.at) setAdmitRate(Math.max(0, Math.round(((room.admitted - prev.admitted) * 1000) / (at - prev.at))));
+      else setAdmitRate(null); // no room this tick, or the first tick since: no rate until the next
+      lastAdmitted.current = room ? { admitted: room.admitted, at } : null;
       setTickError(null);
     });
     es.addEventListener('tick-error', (e) => setTickError((JSON.parse((e as MessageEvent<string>).data) as { message: string }).message));
@@ -69,6 +78,18 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
         ['offers-expired', '候补已过期', s.expired, '过期后名额转给下一位或放回库存'],
       ]
     : [];
+  const r = s?.room;
+  const roomCells: [string, string, number | null, string?][] = r
+    ? [
+        ['room-waiting', '排队中', r.tickets - r.admitted, '已领排队号、尚未轮到的人数'],
+        ['room-admitted', '已放行', r.admitted, '已轮到、可以抢购的排队号'],
+        ['room-rate', '放行速率（人/秒）', admitRate, '按相邻两次刷新计算；随抢购链路的实测能力自动调整'],
+        ['room-tickets', '排队号总数', r.tickets],
+        ['gate-passed', '通过人机验证（人）', r.passed, '排队或候补时完成工作量证明的用户'],
+        ['gate-solved', '验证成功（次）', r.solved, '排队时提交的验证，各 Web 进程累计（进程重启后从 0 开始）'],
+        ['gate-failed', '验证失败（次）', r.failed, '答案错误、重复使用或未提交；脚本刷单多在这里'],
+      ]
+    : [];
 
   return (
     <div className="space-y-4">
@@ -101,6 +122,12 @@ export function LiveStockView({ voucherId, initial }: { voucherId: string; initi
         <>
           <h2 className="pt-2 font-medium">抢购、预约与候补</h2>
           <NumberCells cells={saleCells} />
+        </>
+      )}
+      {roomCells.length > 0 && (
+        <>
+          <h2 className="pt-2 font-medium">排队与人机验证</h2>
+          <NumberCells cells={roomCells} />
         </>
       )}
       {n.buckets && (

@@ -6,6 +6,7 @@
  * memory.
  */
 import { afterAll, expect, it, vi } from 'vitest';
+import { register } from 'prom-client';
 
 const HOLD_MS = 3000;
 const saved = await vi.hoisted(async () =>
@@ -32,7 +33,15 @@ afterAll(async () => {
 const joinShowing = (token: string, voucherId: string, ticket: string) =>
   callRoute(joinRoute, { method: 'POST', token, params: { voucherId }, headers: { 'x-room-ticket': ticket }, body: {} });
 
+/** hmdp_room_full_total by source, as /metrics shows it. */
+async function fullCounts(): Promise<{ redis: number; memory: number }> {
+  const text = await register.getSingleMetricAsString('hmdp_room_full_total');
+  const of = (source: string) => Number(new RegExp(`source="${source}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  return { redis: of('redis'), memory: of('memory') };
+}
+
 it('after the start: tickets up to the stock plus the reserve, then 名额已满 without a place, from memory for newcomers, never for a holder who shows the ticket', async () => {
+  const before = await fullCounts();
   const voucherId = await createRoomVoucher(db, redis, { stock: 3 });
   const users = await createTestUsers(db, redis, 9);
   // Stock 3 + reserve 2: five tickets, in join order.
@@ -82,6 +91,10 @@ it('after the start: tickets up to the stock plus the reserve, then 名额已满
   // Holders keep their places through all of it.
   for (const [i, u] of users.slice(0, 5).entries()) expect(await redis.zscore(keys.roomQueue(voucherId), u.userId)).toBe(String(i + 1));
   expect(await redis.hget(keys.roomState(voucherId), 'seq')).toBe('5');
+  // /metrics counts every 名额已满 by where it came from: the sixth and the borrowed ticket from
+  // the script, the three newcomers, the bare holder and the forged ticket from memory.
+  const after = await fullCounts();
+  expect([after.redis - before.redis, after.memory - before.memory]).toEqual([2, 5]);
 });
 
 it('the room opens again by itself once holds lapse with nobody buying: the next join gets the next place', async () => {

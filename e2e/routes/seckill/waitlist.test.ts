@@ -338,7 +338,7 @@ describe('per-sale numbers', () => {
     expect(line('hmdp_sale_offers_open', `voucher="${s.voucherId}"`)).toBe('1');
     expect(line('hmdp_sale_offers_total', `voucher="${s.voucherId}",outcome="offered"`)).toBe('1');
     const live = await readLiveStock(db, redis, s.voucherId);
-    expect(live.sale).toMatchObject({ waiting: 3, offersOpen: 1, offered: 1, claimed: 0, expired: 0, reserved: 0, grabsAccepted: 3, grabsRefused: 1 });
+    expect(live.sale).toMatchObject({ waiting: 3, offersOpen: 1, offered: 1, claimed: 0, expired: 0, reserved: 0, grabsAccepted: 3, grabsRefused: 1, room: null });
     expect(live.consistency.differences.filter((d) => d.rule === 'redis-stock')).toEqual([]);
   });
 });

@@ -18,6 +18,7 @@ import { issueGrabToken, newEpoch, SPEND_NOW_NONCE, verifyTicket } from '@/lib/s
 import { runScript } from '@/lib/redis/scripts';
 import { homeTag } from '@/lib/seckill/buckets/count';
 import { roomMetrics } from '@/lib/seckill/room/metrics';
+import { countSaleChallenge } from '@/lib/seckill/sale-metrics';
 import { grabVoucher, type GrabResult } from '@/lib/seckill/grab';
 import { keepTurn, leaveTurn } from '@/lib/seckill/room/turns';
 
@@ -36,19 +37,19 @@ export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string
   if (view.state === 'soldout') throw new AppError('SOLD_OUT', '已抢光');
   if (view.state !== 'admitted') throw new AppError('NOT_ADMITTED', view.state === 'none' ? '请先排队' : `还没轮到你，前面还有 ${view.ahead ?? 0} 人`);
   // The look's snapshot has the sale's end (a sold-out answer from memory has none, and throws above).
-  await passGate(redis, voucherId, userId, input.altcha, snap?.end);
+  await passGate(redis, voucherId, userId, input.altcha, true, snap?.end);
   // This buyer grabs through the grab URL, not in turn: the places behind need not wait for them.
   void leaveTurn(redis, voucherId, view.position);
   return issueToken(redis, voucherId, userId);
 }
 
 /**
- * The bot gate for this user and sale: passed before (the room's `passed` set), or now by spending
+ * The bot gate for this user and sale (`saleFound`: the caller's look found it in Redis): passed before (the room's `passed` set), or now by spending
  * `altcha` (one solution, once; POW_FAILED otherwise). Passing is remembered until an hour after the
  * sale's end (`end`, read from Redis when the caller has no snapshot of it). The solution is checked
  * here without Redis; the set, the one-time mark and the pass are one script (one round trip).
  */
-export async function passGate(redis: RedisClient, voucherId: string, userId: string, altcha: string | undefined, end?: number): Promise<void> {
+export async function passGate(redis: RedisClient, voucherId: string, userId: string, altcha: string | undefined, saleFound: boolean, end?: number): Promise<void> {
   const solution = gateSolution(altcha, voucherId, userId);
   const until = end ?? (await saleEndMs(redis, voucherId));
   const r = await runScript<number>(
@@ -57,7 +58,7 @@ export async function passGate(redis: RedisClient, voucherId: string, userId: st
     [keys.roomPassed(voucherId), keys.roomPowSpent(voucherId, solution?.challenge ?? '-')],
     [userId, solution?.ttlMs ?? 0, until + 3_600_000],
   );
-  gateAnswered(r);
+  gateAnswered(voucherId, r, saleFound);
 }
 
 /** A solution checked without Redis, as the gate script spends it (a wrong one: ttl 0, only a pass from before counts); undefined when none was sent. */
@@ -67,10 +68,11 @@ export function gateSolution(altcha: string | undefined, voucherId: string, user
   return { challenge: s?.challenge ?? '-', ttlMs: s?.ttlMs ?? 0 };
 }
 
-/** The gate script's answer (lua/include/gate-pass.lua), counted; POW_FAILED unless passed. */
-export function gateAnswered(r: number): void {
+/** The gate script's answer (lua/include/gate-pass.lua), counted (in all and for the sale, see countSaleChallenge); POW_FAILED unless passed. */
+export function gateAnswered(voucherId: string, r: number, saleFound: boolean): void {
   if (r === PASSED_BEFORE) return;
   roomMetrics.challenge(r === PASSED_NOW);
+  countSaleChallenge(voucherId, r === PASSED_NOW, saleFound);
   if (r !== PASSED_NOW) throw new AppError('POW_FAILED', '人机验证未通过，请重新验证');
 }
 

@@ -2,7 +2,7 @@
  * The waiting room's metrics in /metrics (prom-client's global registry; the web cluster's primary
  * sums the counters over the processes): tickets issued, the room's size and its serving counter
  * per sale (rate(hmdp_room_served[1m]) is admitted/s), grab tokens issued, and the bot gate's
- * challenges solved and failed, and the looks parked in this process. The per-sale gauges are what Redis said at this process's last
+ * challenges solved and failed, joins told 名额已满, and the looks parked in this process. The per-sale gauges are what Redis said at this process's last
  * look, so the processes agree and the primary keeps the largest; at most MAX_SALES sales. A new sale
  * that finds them all taken frees the slots of sales that are over (past their end, or not looked
  * at for IDLE_MS) and removes their series; without that the first MAX_SALES room sales a process
@@ -26,6 +26,25 @@ const joinedTotal = counter('hmdp_room_joined_total', 'Waiting-room tickets issu
 const autoOpenedTotal = counter('hmdp_room_auto_opened_total', 'Times a process opened or extended an ordinary sale\'s waiting room because it was shedding its grabs');
 const tokensTotal = counter('hmdp_room_grab_tokens_total', 'Grab tokens issued to admitted users who passed the bot gate (a buy on admission counts one: its grab mints and spends it in one call)');
 const challengesTotal = counter('hmdp_room_challenges_total', 'Bot-gate proofs of work checked, by outcome (solved, failed)', ['outcome']);
+/**
+ * Joins told 名额已满 (docs/fair-sale.md#every-unit-spoken-for), by where the answer came from. The
+ * memory's count is a plain number (a crowd's newcomers hear it on the door's cheapest path, where
+ * prom-client's labelled inc() would cost more than the answer), copied into the counter when read.
+ */
+const fullCounts = ((globalThis as { __hmdpRoomFull?: { redis: number; memory: number } }).__hmdpRoomFull ??= { redis: 0, memory: 0 });
+const fullName = 'hmdp_room_full_total';
+if (!register.getSingleMetric(fullName)) {
+  new Counter({
+    name: fullName,
+    help: 'Joins refused because every unit was spoken for (名额已满), by where the answer came from (redis: the look script; memory: this process remembered the room full)',
+    labelNames: ['source'] as const,
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const source of ['redis', 'memory'] as const) this.inc({ source }, fullCounts[source]);
+    },
+  });
+}
 const inRoom = gauge('hmdp_room_waiting', 'Tickets of a room sale not yet admitted');
 const served = gauge('hmdp_room_served', 'Positions a room sale has admitted so far (its rate is admitted/s)');
 const parked =
@@ -53,6 +72,8 @@ export const roomMetrics = {
   joined: () => joinedTotal.inc(),
   tokenIssued: () => tokensTotal.inc(),
   autoOpened: () => autoOpenedTotal.inc(),
+  /** A join told 名额已满: by the look script (`redis`) or from this process's memory. */
+  full: (source: 'redis' | 'memory') => void fullCounts[source]++,
   challenge: (ok: boolean) => challengesTotal.inc({ outcome: ok ? 'solved' : 'failed' }),
   parkedLooks: (n: number) => parked.set(n),
   /** `end`: the sale's end (ms; 0 when unknown). A look is never on the grab's hot path: a scan of MAX_SALES when full costs nothing that counts. */

@@ -174,6 +174,7 @@ export async function lookUp(db: DB, redis: RedisClient, voucherId: string, user
   const [, pos, served = 0, issued = 0, stock = 0, begin = 0, end = 0, shuffled = 0, now = Date.now(), held = 0, gate = -1, passed = -1, kept = 0, full = 0] = r;
   roomMetrics.observe(voucherId, issued, served, end);
   if (join && pos === issued && issued > 0) roomMetrics.joined();
+  if (join && full === 1 && typeof pos !== 'number') roomMetrics.full('redis');
   const snap = { served, issued, stock, begin, end, shuffled: shuffled === 1, now, rate, allHeld: held === 1, full: full === 1 };
   lastSnapshots.set(voucherId, snap, end);
   // Every unit spoken for: the next joins of this process hear it from memory for a moment (a
@@ -229,6 +230,7 @@ export function fullFromMemory(voucherId: string, ticketHeader: string | null | 
   if (ticketHeader && ticketOf(ticketHeader, voucherId)) return null;
   let known = fullViews.get(snap);
   if (!known) fullViews.set(snap, (known = Object.freeze(view('full', null, null, null, false, null, snap))));
+  roomMetrics.full('memory');
   return known;
 }
 

@@ -68,7 +68,7 @@ export async function joinWaitlist(redis: RedisClient, voucherId: string, userId
   // A bucketed sale (docs/buckets.md) has no waitlist: one-per-user is decided in each user's home
   // bucket, and a waitlist per bucket would hand a unit returned in one bucket to a user of another.
   if ((await bucketCount(redis, voucherId)) > 1) throw new AppError('WAITLIST_UNSUPPORTED', '该秒杀不支持候补');
-  if (altcha !== undefined) await passGate(redis, voucherId, userId, altcha);
+  if (altcha !== undefined) await passGate(redis, voucherId, userId, altcha, false);
   const t = waitTag(voucherId);
   const w = waitKeys(voucherId);
   const join = () =>

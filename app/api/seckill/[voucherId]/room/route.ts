@@ -55,7 +55,7 @@ async function lookAndAnswer(voucherId: string, userId: string, ip: string, admi
   // the turn the look kept would hold the places behind for nothing.
   if (view.state === 'soldout' && done.kept && view.position !== null) void leaveTurn(redis, voucherId, view.position);
   // Passing means a unit was left at the look, so the look spent the solution (done.gate >= 0).
-  if (passing) gateAnswered(done.gate);
+  if (passing) gateAnswered(voucherId, done.gate, true);
   let seen = view;
   // Waiting and asking to buy: the turn is kept before the wait, so the place is due in Redis before
   // the counter can reach it and a later place's grab, on any web process, waits for it. After the
