@@ -44,10 +44,11 @@ export async function mintGrabPass(db: DB, redis: RedisClient, voucherId: string
 }
 
 /**
- * The bot gate for this user and sale (`saleFound`: the caller's look found it in Redis): passed before (the room's `passed` set), or now by spending
+ * The bot gate for this user and sale: passed before (the room's `passed` set), or now by spending
  * `altcha` (one solution, once; POW_FAILED otherwise). Passing is remembered until an hour after the
  * sale's end (`end`, read from Redis when the caller has no snapshot of it). The solution is checked
  * here without Redis; the set, the one-time mark and the pass are one script (one round trip).
+ * `saleFound`: the caller's look found the sale in Redis (the proof then counts for it).
  */
 export async function passGate(redis: RedisClient, voucherId: string, userId: string, altcha: string | undefined, saleFound: boolean, end?: number): Promise<void> {
   const solution = gateSolution(altcha, voucherId, userId);
