@@ -207,15 +207,15 @@ export function soldOutFromMemory(redis: RedisClient, voucherId: string): RoomVi
 /** The sold-out view of each snapshot still remembered (lastSnapshots holds the snapshots). */
 const soldOutViews = new WeakMap<RoomSnapshot, RoomView>();
 
+/** The header a join shows its ticket in, so that memory never tells a ticket holder 名额已满. */
+export const TICKET_HEADER = 'x-room-ticket';
+
 /**
  * Sales whose last join here found every unit spoken for, with that look's snapshot, for the
  * refusal memory's bound (SECKILL_REFUSAL_MEMORY_MS): not a fact to keep, since a hold that lapses
  * or a purchase may make room again, and nothing announces it. Not trusted through pub/sub either:
  * a newcomer may hear 名额已满 that long after room was made, never a ticket holder (below).
  */
-/** The header a join shows its ticket in, so that memory never tells a ticket holder 名额已满. */
-export const TICKET_HEADER = 'x-room-ticket';
-
 const fullRooms = new BoundedMemory<RoomSnapshot>(env.SECKILL_REFUSAL_MEMORY_MS, 10_000);
 const fullViews = new WeakMap<RoomSnapshot, RoomView>();
 
