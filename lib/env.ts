@@ -53,6 +53,12 @@ const schema = z.object({
   HOT_ADMISSION: z.enum(['adaptive', 'fixed']).default('adaptive'),
   /** The adaptive limit's floor per process (HOT_ADMISSION=adaptive). */
   HOT_MIN_IN_FLIGHT: z.coerce.number().int().positive().default(8),
+  /**
+   * A connection whose first request a hot route knows the answer to (a sold-out sale's crowd) is
+   * answered from its first read, before node:http parses it (lib/hot/known-door.ts,
+   * docs/hot-server.md#the-known-answer-door). false: node:http reads every request.
+   */
+  HOT_KNOWN_DOOR: bool.default(true),
   /** A file the adaptive limit appends one JSON line per window to (what it measured, what it did): a diagnosis aid, unset by default. */
   HOT_ADMISSION_TRACE: z.string().optional(),
   /**

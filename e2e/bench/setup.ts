@@ -126,3 +126,14 @@ export function raiseKernelQueues(): string[] {
     }
   });
 }
+
+/**
+ * `--known-door off`: the web server without the known-answer door (HOT_KNOWN_DOOR=false,
+ * docs/hot-server.md#the-known-answer-door), node:http reading every request: the door's A/B in
+ * the scenarios that measure a crowd's connections (conn, spike). Its own row in the table.
+ */
+export function knownDoorEnv(flag: string | undefined): Record<string, string> {
+  if (flag === undefined || flag === 'on') return {};
+  if (flag === 'off') return { HOT_KNOWN_DOOR: 'false' };
+  throw new Error('--known-door must be on or off');
+}

@@ -31,6 +31,7 @@ import { apiSecurityHeaders } from '@/lib/http/security-headers';
 import { closeAfterAnswer, deadlineOptions, dropBody, hasBody, queueReply, readBody, sendReply, toHotRequest, writeResponse } from '@/lib/hot/node-adapter';
 import { closeIdleSockets } from '@/lib/hot/idle-sockets';
 import { AdmissionLimit } from '@/lib/hot/admission-limit';
+import { installKnownDoor } from '@/lib/hot/known-door';
 import { log } from '@/lib/log';
 
 export interface HotRoute {
@@ -79,6 +80,8 @@ export interface HotServerOptions {
   maxConnectionsPerClient?: number;
   /** Peers exempt from that cap; default TRUSTED_PROXIES. */
   trustedProxies?: TrustedProxies;
+  /** A connection's first request with a known answer is answered before node:http reads it (lib/hot/known-door.ts); default HOT_KNOWN_DOOR. */
+  knownDoor?: boolean;
 }
 
 export function compileRoutes(routes: HotRoute[]): CompiledRoute[] {
@@ -277,6 +280,14 @@ export function createHotServer(o: HotServerOptions): http.Server {
       log.error({ err, path: req.url }, 'web server: request failed outside any handler');
       if (res.headersSent) res.destroy();
       else sendReply(res, errorReply(err));
+    });
+  }
+  if (o.knownDoor ?? env.HOT_KNOWN_DOOR) {
+    installKnownDoor(server, {
+      match: (method, url) => matchRoute(routes, method, url),
+      observe: o.observe,
+      headersTimeoutMs: o.headersTimeoutMs ?? env.WEB_HEADERS_TIMEOUT_MS,
+      timeoutAnswer: CLIENT_ERROR_ANSWERS.ERR_HTTP_REQUEST_TIMEOUT!,
     });
   }
   server.on('clientError', answerClientError);

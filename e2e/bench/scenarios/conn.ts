@@ -13,7 +13,8 @@
  * --threads T (wrk's, 2: enough to keep one web process busy) --processes P (the product's
  * WEB_CONCURRENCY) --profile DIR (a V8 CPU profile of each web process, and of the bare server's in DIR/bare)
  * --shape b (the hot-only web server behind nginx, e2e/bench/front.ts, with as many workers as web
- * processes; nginx's CPU counts as the app's: what a light front in C does to a connection's cost). Every answer of the app
+ * processes; nginx's CPU counts as the app's: what a light front in C does to a connection's cost)
+ * --known-door off (node:http reads every request: the known-answer door's A/B). Every answer of the app
  * must be the sold-out view (its body holds `"state":"soldout"`), else the run fails.
  */
 import { db } from '@/lib/db/client';
@@ -21,7 +22,7 @@ import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
 import { createTestUsers } from '@/e2e/support/fixtures/seckill';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
-import { prepareBenchDb, purgeOrderQueue, raiseKernelQueues, round } from '../setup';
+import { knownDoorEnv, prepareBenchDb, purgeOrderQueue, raiseKernelQueues, round } from '../setup';
 import { acceptPolicyHere } from '@/workers/accept-policy';
 import { solveAltcha, type Challenge } from '../spike-flows';
 import type { Scenario } from '../types';
@@ -84,7 +85,7 @@ export const scenario: Scenario = {
     // --profile DIR: a V8 CPU profile of each web process (read with e2e/bench/profile-top.ts).
     if (a.extra.shape && a.extra.shape !== 'b') throw new Error('--shape must be b (the default is a)');
     const shapeB = a.extra.shape === 'b';
-    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : {}) }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
+    const web = await h.startWeb({ WEB_CONCURRENCY: String(processes), ...knownDoorEnv(a.extra['known-door']), ...(shapeB ? { WEB_PART: 'hot', TRUSTED_PROXIES: '1' } : {}) }, a.extra.profile ? ['--cpu-prof', `--cpu-prof-dir=${a.extra.profile}`] : []);
     const webPort = Number(new URL(web.url).port);
     const front = shapeB ? await h.startFront(webPort, webPort, processes) : null;
     const entry = front?.url ?? web.url;

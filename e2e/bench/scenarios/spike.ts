@@ -19,6 +19,7 @@
  * --sched none|rr (node:cluster's scheduling in both servers, NODE_CLUSTER_SCHED_POLICY; default
  * the product's rule, workers/accept-policy.ts: one process over a deep kernel queue accepts for
  * itself, else rr, the primary accepting every connection and handing it to a process over IPC)
+ * --known-door off (the web server without the known-answer door, docs/hot-server.md#the-known-answer-door)
  * --flow-<name> value (options of the flow). HOT_ADMISSION etc. reach the web server from the env.
  *
  * `--strategy room`: the sale is a merchant's room sale (proof-of-work cost --pow-cost, default 1000,
@@ -39,7 +40,7 @@ import { db } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { redis } from '@/lib/redis/client';
 import { createTestUsers, createTestVoucher } from '@/e2e/support/fixtures/seckill';
-import { expectFreshVoucher, prepareBenchDb, purgeOrderQueue, raiseKernelQueues, round, verifySale, waitForDrain } from '../setup';
+import { expectFreshVoucher, knownDoorEnv, prepareBenchDb, purgeOrderQueue, raiseKernelQueues, round, verifySale, waitForDrain } from '../setup';
 import { createRoomVoucher } from '@/e2e/support/fixtures/room';
 import { keys } from '@/lib/redis/keys';
 import { combineRuns, formatSpike, roomFigures, runSpike, sourceAddresses, spikeProblems, stepTimeline, summarizeSpike, winOrder, type UserRecord } from '../spike';
@@ -92,6 +93,7 @@ export const scenario: Scenario = {
     const shapeB = a.extra.shape === 'b';
     if (shapeB && a.extra.part) throw new Error('--shape b runs the hot-only server: leave out --part');
     if (shapeB) Object.assign(part, { WEB_PART: 'hot', TRUSTED_PROXIES: '1' });
+    Object.assign(part, knownDoorEnv(a.extra['known-door']));
     const frontWorkers = Math.max(4, processes);
     // --reserve PCT: the room gives no ticket once every unit is spoken for, with this reserve
     // (ROOM_RESERVE_PERCENT, docs/fair-sale.md#every-unit-spoken-for); default the env's.
@@ -112,7 +114,7 @@ export const scenario: Scenario = {
     const tokens = created.map((u) => u.token);
     line(`${users} users`, true);
     const summary = [
-      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}${shapeB ? ` (shape b: hot-only behind ${frontWorkers} nginx workers, nginx's CPU counted as the app's)` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicyHere(processes)} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
+      `spike ${flow}: ${users} users on their own connections within ${windowMs / 1000} s, stock ${stock}, ${clients} client processes, ${sources} source addresses per spike, ${processes} web process(es)${a.extra.part ? ` (WEB_PART=${a.extra.part})` : ''}${a.extra['known-door'] === 'off' ? ' (no known-answer door)' : ''}${shapeB ? ` (shape b: hot-only behind ${frontWorkers} nginx workers, nginx's CPU counted as the app's)` : ''}, cluster scheduling ${a.extra.sched ?? `${acceptPolicyHere(processes)} (the product's default here, workers/accept-policy.ts)`}, ${a.workers} worker(s); ${kernel.join(', ')}; open files ${openFilesLimit()}${fdWarning}`,
     ];
     // A second octet of its own per run, a third per spike: no spike meets another's TIME_WAIT ports.
     const run = randomInt(1, 255);
