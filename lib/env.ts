@@ -75,6 +75,13 @@ const schema = z.object({
    * past it is closed at once. Trusted proxies (TRUSTED_PROXIES) are exempt. 0 = no cap.
    */
   WEB_MAX_CONNECTIONS_PER_CLIENT: int(256),
+  /**
+   * A web process accepting for itself (one process over a deep kernel queue, workers/accept-policy.ts)
+   * takes in up to this many new connections per turn of its event loop; libuv takes one per
+   * listening handle per turn, so the process listens on this many handles of its one socket
+   * (workers/listen-copies.ts, docs/hot-server.md#more-than-one-accept-per-turn). 1 = node's own.
+   */
+  WEB_ACCEPTS_PER_TURN: z.coerce.number().int().min(1).max(65).default(16),
   /** Port of the web server's Prometheus /metrics and /grab-rate (hot routes, summed over its processes), read by the console's live grab rate; 0 = off (`npm run up` on loopback sets 9465). A sale's grab counts on the live page need no port: Next's process asks the primary (lib/hot/primary-metrics.ts). */
   WEB_METRICS_PORT: int(0),
   /** The Redis commands of one event-loop turn leave in one socket write (lib/redis/write-per-turn.ts, not ioredis' own auto-pipelining); the web server turns it on for its own processes (not the worker). */

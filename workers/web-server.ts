@@ -20,6 +20,7 @@ import { log } from '@/lib/log';
 import { answerMetricsTo } from '@/lib/hot/primary-metrics';
 import { SOCKET_DIR_PREFIX, socketDirProblem, sweepStaleSocketDirs } from '@/workers/socket-dir';
 import { applyAcceptPolicy } from '@/workers/accept-policy';
+import { answerListenCopies, COPIES_ENV, listenCopies } from '@/workers/listen-copies';
 
 const processes = env.WEB_CONCURRENCY || availableParallelism();
 const LISTEN_BACKLOG = 65535;
@@ -52,7 +53,14 @@ function runPrimary(): void {
   if (socketDir) void sweepStaleSocketDirs(tmpdir()).then((gone) => gone.length && log.info({ gone }, "removed Next socket directories nobody listens on"));
   // One Redis write per event-loop turn (lib/redis/write-per-turn.ts) suits the web processes
   // (many concurrent requests), not the order worker.
-  const fork = () => cluster.fork({ REDIS_AUTO_PIPELINING: 'true', ...(socketDir ? { NEXT_SOCKET: path.join(socketDir, 'next.sock') } : {}) });
+  // A process accepting for itself takes in WEB_ACCEPTS_PER_TURN connections per turn of its loop
+  // (workers/listen-copies.ts): the primary hands it that many handles on its socket, less its own.
+  const fork = () => {
+    const copies = accepting === 'none' ? Math.max(0, env.WEB_ACCEPTS_PER_TURN - 1) : 0;
+    const worker = cluster.fork({ REDIS_AUTO_PIPELINING: 'true', [COPIES_ENV]: String(copies), ...(socketDir ? { NEXT_SOCKET: path.join(socketDir, 'next.sock') } : {}) });
+    answerListenCopies(worker);
+    return worker;
+  };
   // Before the first fork: who accepts the connections (workers/accept-policy.ts).
   const accepting = applyAcceptPolicy(processes);
   for (let i = 0; i < processes; i++) fork();
@@ -224,6 +232,10 @@ async function runWorker(): Promise<void> {
   // A spike opens many connections at once; node's default backlog is 511 (the kernel caps it at
   // net.core.somaxconn). Headroom only: the 1000-connection spike measured the same either way.
   server.listen({ port: env.PORT, host: env.HOST, backlog: LISTEN_BACKLOG });
+  // More than one connection per turn of the loop for a process accepting for itself (workers/listen-copies.ts).
+  const copies = new Promise<import('node:net').Server[]>((resolve) =>
+    server.once('listening', () => void listenCopies(server, Number(process.env[COPIES_ENV] ?? 0), LISTEN_BACKLOG).then(resolve)),
+  );
 
   let stopping = false;
   const stop = async () => {
@@ -231,10 +243,15 @@ async function runWorker(): Promise<void> {
     stopping = true;
     const hardExit = setTimeout(() => process.exit(1), 10_000);
     hardExit.unref();
-    await new Promise((r) => {
-      server.close(r);
-      server.closeIdleConnections();
-    });
+    // The copies first (they accept too); each one's close waits for the connections it took in.
+    const extra = listening ? await Promise.race([copies, new Promise<never[]>((r) => setTimeout(r, 1000, []))]) : [];
+    await Promise.all([
+      ...extra.map((c) => new Promise((r) => c.close(r))),
+      new Promise((r) => {
+        server.close(r);
+        server.closeIdleConnections();
+      }),
+    ]);
     await Promise.all([closeDb(), closeRedis(), closeMq()]).catch(() => {});
     process.exit(0);
   };

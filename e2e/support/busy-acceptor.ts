@@ -1,0 +1,47 @@
+/**
+ * A node:cluster primary with one web-like process accepting for itself (SCHED_NONE) whose every
+ * turn of the event loop takes ~2 ms (as a web process busy with a sale), for
+ * workers/listen-copies.test.ts. The process asks for COPIES more handles on its socket
+ * (workers/listen-copies.ts), then prints one JSON line, {"ready":port}, and, once the parent's flood
+ * has had WINDOW_MS, {"accepted":n}: the connections it took in.
+ */
+import cluster from 'node:cluster';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { answerListenCopies, listenCopies } from '@/workers/listen-copies';
+
+const copies = Number(process.env.COPIES ?? 0);
+const windowMs = Number(process.env.WINDOW_MS ?? 2500);
+
+if (cluster.isPrimary) {
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  const worker = cluster.fork();
+  answerListenCopies(worker);
+  worker.on('exit', (code) => process.exit(code ?? 1));
+} else {
+  let accepted = 0;
+  const server = http.createServer();
+  server.on('connection', (socket) => {
+    accepted++;
+    socket.destroy();
+  });
+  server.listen({ port: 0, host: '127.0.0.1', backlog: 65535 }, () => {
+    void listenCopies(server, copies, 65535).then((made) => {
+      if (made.length !== copies) throw new Error(`asked for ${copies} copies, got ${made.length}`);
+      const busy = () => {
+        const until = performance.now() + 2;
+        while (performance.now() < until);
+        setImmediate(busy);
+      };
+      setImmediate(busy);
+      console.log(JSON.stringify({ ready: (server.address() as AddressInfo).port }));
+      process.stdin.once('data', () => {
+        accepted = 0;
+        setTimeout(() => {
+          console.log(JSON.stringify({ accepted }));
+          process.exit(0);
+        }, windowMs);
+      });
+    });
+  });
+}
