@@ -10,6 +10,7 @@ import { createHotServer, MAX_PIPELINED } from '@/lib/hot/server';
 import { writeReply } from '@/lib/hot/node-adapter';
 import { route } from '@/lib/http/route';
 import { closeRedis } from '@/lib/redis/client';
+import { takeAnswer } from '@/e2e/support/raw-http';
 
 const servers: http.Server[] = [];
 afterAll(async () => {
@@ -67,15 +68,10 @@ function connect(port: number) {
   });
   const response = async (): Promise<{ status: number; body: string }> => {
     for (;;) {
-      const end = buf.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        const head = buf.slice(0, end);
-        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length >= end + 4 + length) {
-          const body = buf.slice(end + 4, end + 4 + length);
-          buf = buf.slice(end + 4 + length);
-          return { status: Number(head.split(' ')[1]), body };
-        }
+      const whole = takeAnswer(buf);
+      if (whole) {
+        buf = whole.rest;
+        return { status: Number(whole.head.split(' ')[1]), body: whole.body };
       }
       if (closedAt !== null) throw new Error('connection closed before a whole response');
       await new Promise<void>((r) => waiters.push(r));

@@ -10,6 +10,7 @@ import { createHotServer } from '@/lib/hot/server';
 import { parseWhole } from '@/lib/hot/known-door';
 import { route } from '@/lib/http/route';
 import { closeRedis } from '@/lib/redis/client';
+import { takeAnswer } from '@/e2e/support/raw-http';
 
 const servers: http.Server[] = [];
 afterAll(async () => {
@@ -88,17 +89,12 @@ function connect(port: number) {
     },
     async answer(): Promise<{ head: string; status: number; headers: Record<string, string>; body: string }> {
       for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end >= 0) {
-          const head = buf.slice(0, end);
-          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-          if (buf.length >= end + 4 + length) {
-            const body = buf.slice(end + 4, end + 4 + length);
-            buf = buf.slice(end + 4 + length);
-            const [line, ...fields] = head.split('\r\n');
-            const headers = Object.fromEntries(fields.map((f) => [f.slice(0, f.indexOf(':')).toLowerCase(), f.slice(f.indexOf(':') + 1).trim()]));
-            return { head: line!, status: Number(line!.split(' ')[1]), headers, body };
-          }
+        const whole = takeAnswer(buf);
+        if (whole) {
+          buf = whole.rest;
+          const [line, ...fields] = whole.head.split('\r\n');
+          const headers = Object.fromEntries(fields.map((f) => [f.slice(0, f.indexOf(':')).toLowerCase(), f.slice(f.indexOf(':') + 1).trim()]));
+          return { head: line!, status: Number(line!.split(' ')[1]), headers, body: whole.body };
         }
         if (closed) throw new Error(`closed before a whole answer; got ${JSON.stringify(buf)}`);
         await new Promise<void>((r) => wake.push(r));
