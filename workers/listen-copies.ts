@@ -39,33 +39,57 @@ export function answerListenCopies(worker: Worker): void {
   });
 }
 
+/** The copies a web process listens on: `made` as they arrive (close them when the server stops), `all` once every one asked for has. */
+export interface ListenCopies {
+  made: net.Server[];
+  all: Promise<void>;
+}
+
+/** net.Server's own count of its open connections, and a socket's pointer to the server that counts it. */
+type Counted = { _connections?: number };
+
 /**
  * A web process: once `server` listens, asks the primary for `copies` more handles on its socket
- * and serves their connections as its own. Resolves with the copies (to close with the server)
- * once all have arrived, or at once with none when not asked for or not possible here (not a
+ * and serves their connections as its own; none when not asked for or not possible here (not a
  * cluster worker, or a server whose handle is not a listening TCP socket of its own).
  */
-export function listenCopies(server: http.Server, copies: number, backlog: number): Promise<net.Server[]> {
+export function listenCopies(server: http.Server, copies: number, backlog: number): ListenCopies {
+  const made: net.Server[] = [];
   const handle = (server as unknown as { _handle?: { constructor?: { name?: string } } })._handle;
-  if (copies <= 0 || !process.send || handle?.constructor?.name !== 'TCP') return Promise.resolve([]);
-  return new Promise((resolve) => {
-    const made: net.Server[] = [];
+  if (copies <= 0 || !process.send || handle?.constructor?.name !== 'TCP') return { made, all: Promise.resolve() };
+  const all = new Promise<void>((resolve) => {
     const onMessage = (m: unknown, copy?: unknown) => {
       if ((m as { cmd?: unknown } | null)?.cmd !== COPY || !copy) return;
+      // Arrived after the server stopped: not listened on.
+      if (!server.listening) return void (copy as { close(): void }).close();
       // As http.Server makes its sockets (half-open allowed, no Nagle), so node:http's listener
       // takes them as its own.
       const s = net.createServer({ allowHalfOpen: true, noDelay: true });
-      s.on('connection', (socket) => server.emit('connection', socket));
+      s.on('connection', (socket) => {
+        // Counted as the web server's own connection, not the copy's (net.Server's private count
+        // and the socket's pointer to it, which its close decrements): the server's close then
+        // waits for every connection, as it did with one handle, and so do the sweeps that stop
+        // at its 'close' (the idle sweep, the known-answer door's).
+        const from = s as unknown as Counted;
+        const to = server as unknown as Counted;
+        if (typeof from._connections === 'number' && typeof to._connections === 'number') {
+          from._connections--;
+          to._connections++;
+          Object.assign(socket, { _server: server, server });
+        }
+        server.emit('connection', socket);
+      });
       s.on('error', (err) => server.emit('error', err));
       // listen() again on a listening socket only sets its queue: the same deep one.
       s.listen(copy as net.Server, backlog);
       made.push(s);
       if (made.length === copies) {
         process.off('message', onMessage);
-        resolve(made);
+        resolve();
       }
     };
     process.on('message', onMessage);
     process.send!({ cmd: ASK, n: copies }, handle as never);
   });
+  return { made, all };
 }

@@ -233,9 +233,8 @@ async function runWorker(): Promise<void> {
   // net.core.somaxconn). Headroom only: the 1000-connection spike measured the same either way.
   server.listen({ port: env.PORT, host: env.HOST, backlog: LISTEN_BACKLOG });
   // More than one connection per turn of the loop for a process accepting for itself (workers/listen-copies.ts).
-  const copies = new Promise<import('node:net').Server[]>((resolve) =>
-    server.once('listening', () => void listenCopies(server, Number(process.env[COPIES_ENV] ?? 0), LISTEN_BACKLOG).then(resolve)),
-  );
+  let copies: import('node:net').Server[] = [];
+  server.once('listening', () => (copies = listenCopies(server, Number(process.env[COPIES_ENV] ?? 0), LISTEN_BACKLOG).made));
 
   let stopping = false;
   const stop = async () => {
@@ -243,15 +242,13 @@ async function runWorker(): Promise<void> {
     stopping = true;
     const hardExit = setTimeout(() => process.exit(1), 10_000);
     hardExit.unref();
-    // The copies first (they accept too); each one's close waits for the connections it took in.
-    const extra = listening ? await Promise.race([copies, new Promise<never[]>((r) => setTimeout(r, 1000, []))]) : [];
-    await Promise.all([
-      ...extra.map((c) => new Promise((r) => c.close(r))),
-      new Promise((r) => {
-        server.close(r);
-        server.closeIdleConnections();
-      }),
-    ]);
+    // The copies stop accepting too (their connections count as the server's own, so its close
+    // waits for them all).
+    for (const c of copies) c.close();
+    await new Promise((r) => {
+      server.close(r);
+      server.closeIdleConnections();
+    });
     await Promise.all([closeDb(), closeRedis(), closeMq()]).catch(() => {});
     process.exit(0);
   };

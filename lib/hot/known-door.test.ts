@@ -26,6 +26,7 @@ const sale = route(
     auth: 'none',
     known: (params: Record<string, string>, headers) => {
       seen.peer = headers.get('x-hmdp-peer');
+      if (params.id === '9') throw new Error('a known answer that throws');
       if (params.id !== '1') return undefined;
       seen.known++;
       return SOLD_OUT;
@@ -226,6 +227,40 @@ describe('the known-answer door', () => {
     void port;
   });
 
+  it('a connection reset before its first byte, or after the door closed it, is no error of the process; the server goes on answering', async () => {
+    const port = await start();
+    const errors: unknown[] = [];
+    const onError = (e: unknown) => errors.push(e);
+    process.on('uncaughtException', onError);
+    try {
+      for (let i = 0; i < 20; i++) {
+        const c = connect(port);
+        await c.write();
+        c.socket.resetAndDestroy(); // a TCP RST: the server's read fails with ECONNRESET
+      }
+      const closing = connect(port);
+      await closing.write(post('/api/sale/1', 'Connection: close\r\n'));
+      closing.socket.resetAndDestroy();
+      await new Promise((r) => setTimeout(r, 300));
+      const c = connect(port);
+      await c.write(post('/api/sale/1'));
+      expect((await c.answer()).status).toBe(200);
+      c.socket.destroy();
+    } finally {
+      process.off('uncaughtException', onError);
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('a known answer that throws is answered by node\'s path (its error answer), not thrown out of the socket', async () => {
+    const c = connect(await start());
+    await c.write(post('/api/sale/9'));
+    const a = await c.answer();
+    expect(a.status).toBe(500);
+    expect(parsedByNode).toBe(1);
+    c.socket.destroy();
+  });
+
   it('parseWhole takes one plain whole request only', () => {
     expect(parseWhole('GET /a?b=1 HTTP/1.1\r\nHost: t\r\nX-A:  v \r\n\r\n')).toEqual({ method: 'GET', url: '/a?b=1', headers: { host: 't', 'x-a': 'v' }, close: false });
     expect(parseWhole('GET /a HTTP/1.1\r\nHost: t\r\nConnection: keep-alive, close\r\n\r\n')?.close).toBe(true);
@@ -233,5 +268,6 @@ describe('the known-answer door', () => {
     expect(parseWhole('GET http://x/a HTTP/1.1\r\nHost: t\r\n\r\n')).toBeNull(); // absolute form
     expect(parseWhole('GET /a HTTP/1.1\r\nHost: t\r\n__proto__: x\r\n\r\n')?.headers.__proto__).toBe('x'); // a plain key
     expect(parseWhole('GET /a HTTP/1.1\r\nHost: t\r\ncontent-length: +1\r\n\r\n')).toBeNull();
+    expect(parseWhole('GET /a HTTP/1.1\r\nHost: t\r\nX-A: 1\r\n\r\n', 1)).toBeNull(); // node's maxHeadersCount, when lower
   });
 });

@@ -87,14 +87,31 @@ export function installKnownDoor(server: http.Server, o: KnownDoorOptions): void
 
   function onFirstRead(this: Socket, chunk: Buffer): void {
     silent.delete(this);
-    const answered = answerKnown(this, chunk, o);
+    let answered = NOT_KNOWN;
+    try {
+      answered = answerKnown(this, chunk, limits, o);
+    } catch {
+      // A known answer that threw (none does today): node's path asks again and answers it, a 500
+      // at worst, as a throw there would be; never an exception out of the socket's 'data'.
+      answered = NOT_KNOWN;
+    }
     if (answered === NOT_KNOWN) toNode(this, chunk);
     else if (answered === KEEP_ALIVE) toNode(this, null);
     else this.removeListener('data', onFirstRead); // closing: the answer is its last write
   }
 
+  // node's limits on a request's head, if set lower than the door's own: the door never answers a
+  // request node would refuse (431) or cut.
+  const limits = {
+    read: Math.min(MAX_FIRST_READ, (server as unknown as { maxHeaderSize?: number }).maxHeaderSize ?? http.maxHeaderSize),
+    headers: Math.min(MAX_HEADERS, server.maxHeadersCount || MAX_HEADERS),
+  };
+
   server.prependListener('connection', (socket: Socket) => {
     silent.set(socket, Date.now());
+    // node's listener adds the socket's 'error' handling; until it has the socket, a reset (or a
+    // write to a closing socket) would be an 'error' nobody listens to, thrown out of the process.
+    socket.on('error', ignore);
     // A client that closes before its first byte closes the socket (and frees its place under the
     // cap at once), without a listener for it: the stream ends its side when the client's ends.
     socket.allowHalfOpen = false;
@@ -118,16 +135,18 @@ export function installKnownDoor(server: http.Server, o: KnownDoorOptions): void
   server.once('close', () => clearInterval(timer));
 }
 
+function ignore(): void {}
+
 const NOT_KNOWN = 0;
 const KEEP_ALIVE = 1;
 const CLOSING = 2;
 
 /** The first read of a connection, answered here if it is a known answer's whole request. */
-function answerKnown(socket: Socket, chunk: Buffer, o: KnownDoorOptions): number {
-  if (chunk.length > MAX_FIRST_READ) return NOT_KNOWN;
+function answerKnown(socket: Socket, chunk: Buffer, limits: { read: number; headers: number }, o: KnownDoorOptions): number {
+  if (chunk.length > limits.read) return NOT_KNOWN;
   const started = performance.now();
   const text = chunk.toString('latin1');
-  const req = parseWhole(text);
+  const req = parseWhole(text, limits.headers);
   if (req === null) return NOT_KNOWN;
   const hot = o.match(req.method, req.url);
   const known = hot?.route.handler.known;
@@ -146,7 +165,8 @@ function answerKnown(socket: Socket, chunk: Buffer, o: KnownDoorOptions): number
   // one frozen reply per shared value, serialized once below.
   const out = hot.route.handler.core(toHotRequest(req as unknown as http.IncomingMessage, null), hot.params, undefined, value);
   if (out instanceof Promise || out instanceof Response) {
-    // Not a shared answer after all (no route's known gives one today): node:http answers it.
+    // Not a shared answer after all (no route's known gives one today): node:http answers it, and
+    // asks `known` again (a known answer that counts itself would count this one twice).
     if (out instanceof Promise) out.catch(() => undefined);
     return NOT_KNOWN;
   }
@@ -171,7 +191,7 @@ interface DoorRequest {
  * else (node's parser then reads it). Header names are lower-cased; a name twice is null (node
  * joins or refuses repeats, by rules this door does not copy).
  */
-export function parseWhole(text: string): DoorRequest | null {
+export function parseWhole(text: string, maxHeaders = MAX_HEADERS): DoorRequest | null {
   const headEnd = text.indexOf('\r\n\r\n');
   if (headEnd < 0) return null;
   const lineEnd = text.indexOf('\r\n');
@@ -191,7 +211,7 @@ export function parseWhole(text: string): DoorRequest | null {
     const end = text.indexOf('\r\n', at);
     const field = text.slice(at, end);
     at = end + 2;
-    if (++count > MAX_HEADERS) return null;
+    if (++count > maxHeaders) return null;
     const colon = field.indexOf(':');
     if (colon <= 0) return null;
     const name = field.slice(0, colon);
