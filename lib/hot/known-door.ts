@@ -171,10 +171,12 @@ function answerKnown(socket: Socket, chunk: Buffer, limits: { read: number; head
     return NOT_KNOWN;
   }
   const reply = out;
-  socket.write(onTheWire(reply, req.close));
+  // Everything that could throw before the write (a throw after it would have node answer again).
+  const wire = onTheWire(reply, req.close);
+  o.observe?.(hot.route.name, reply.status, (performance.now() - started) / 1000, (reply.body as { error?: { code?: string } }).error?.code);
+  socket.write(wire);
   // As node ends a `Connection: close` answer: the socket is destroyed once the answer is sent.
   if (req.close) (socket as Socket & { destroySoon(): void }).destroySoon();
-  o.observe?.(hot.route.name, reply.status, (performance.now() - started) / 1000, (reply.body as { error?: { code?: string } }).error?.code);
   return req.close ? CLOSING : KEEP_ALIVE;
 }
 
