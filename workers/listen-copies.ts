@@ -2,7 +2,7 @@
  * More than one connection taken in per turn of a web process's event loop, when it accepts for
  * itself (workers/accept-policy.ts, node:cluster's SCHED_NONE).
  *
- * libuv (1.45 on, node 20) accepts one connection per listening handle per turn of the loop. A web
+ * libuv as node 20 ships it (1.46) accepts one connection per listening handle per turn of the loop. A web
  * process busy with a sale has long turns (its buyers' Redis replies, their answers), so it took in
  * ~450 connections/s while 19 000 waited in the kernel's queue (sampled with `ss -ltn` through a
  * 20 000-user room spike): the crowd could not be told anything until the sale was over, and its
